@@ -1,0 +1,97 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * rb_port.h - kernel side of the rbnest port.
+ *
+ * rb_core.c uses the kernel API directly; this header only names the few
+ * things that differ between the kernel and the userspace test build.
+ */
+#ifndef _RBN_PORT_KERNEL_H
+#define _RBN_PORT_KERNEL_H
+
+#include <linux/atomic.h>
+#include <linux/bug.h>
+#include <linux/cpumask.h>
+#include <linux/err.h>
+#include <linux/gfp.h>
+#include <linux/mm.h>
+#include <linux/preempt.h>
+#include <linux/rcupdate.h>
+#include <linux/sched/clock.h>
+#include <linux/slab.h>
+#include <linux/smp.h>
+#include <linux/spinlock.h>
+#include <linux/string.h>
+#include <linux/topology.h>
+#include <linux/types.h>
+#include <asm/local.h>
+#include <asm/local64.h>
+
+static inline void *rbn_port_zalloc(size_t size, int cpu)
+{
+	return kzalloc_node(size, GFP_KERNEL, cpu_to_node(cpu));
+}
+
+static inline void rbn_port_free(void *p)
+{
+	kfree(p);
+}
+
+static inline void *rbn_port_alloc_pages(unsigned int order, int cpu)
+{
+	struct page *page;
+
+	page = alloc_pages_node(cpu_to_node(cpu),
+				GFP_KERNEL | __GFP_ZERO | __GFP_NORETRY, order);
+	return page ? page_address(page) : NULL;
+}
+
+static inline void rbn_port_free_pages(void *p, unsigned int order)
+{
+	free_pages((unsigned long)p, order);
+}
+
+static u64 rbn_port_local_clock(void)
+{
+	return local_clock();
+}
+
+#define RBN_PORT_DEFAULT_CLOCK	rbn_port_local_clock
+
+#define RBN_NR_CPUS_MAX		NR_CPUS
+
+static inline int rbn_port_nr_cpus(void)
+{
+	return nr_cpu_ids;
+}
+
+static inline int rbn_port_cpu(void)
+{
+	return raw_smp_processor_id();
+}
+
+/* 0 normal, 1 softirq, 2 hardirq, 3 NMI. */
+static inline int rbn_port_context_level(void)
+{
+	return interrupt_context_level();
+}
+
+#define rbn_port_preempt_disable()	preempt_disable_notrace()
+#define rbn_port_preempt_enable()	preempt_enable_notrace()
+
+typedef raw_spinlock_t rbn_reader_lock_t;
+#define rbn_reader_lock_init(l)		raw_spin_lock_init(l)
+#define rbn_reader_lock(l, flags)	raw_spin_lock_irqsave((l), (flags))
+#define rbn_reader_unlock(l, flags)	raw_spin_unlock_irqrestore((l), (flags))
+
+/* Writers run with preemption disabled: a grace period waits for them. */
+static inline void rbn_port_synchronize_writers(void)
+{
+	synchronize_rcu();
+}
+
+#define RBN_WARN_ON(cond)	WARN_ON_ONCE(cond)
+
+/* The write-path test hook compiles to nothing in the module. */
+#define RBN_HOOK(buffer, cpu, label)	do { } while (0)
+
+#endif /* _RBN_PORT_KERNEL_H */

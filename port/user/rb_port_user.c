@@ -1,0 +1,40 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * rb_port_user.c - state behind the userspace port of rbnest.
+ */
+#include <stdio.h>
+
+#include "rb_port.h"
+
+__thread int rbn_user_cpu;
+__thread int rbn_user_context;
+int rbn_user_nr_cpus = 4;
+unsigned long rbn_user_warnings;
+
+rbn_test_hook_fn rbn_user_hook;
+void *rbn_user_hook_arg;
+
+/**
+ * rbn_test_set_hook - call @fn at every label of the write path
+ * @fn:		the hook, or NULL to remove it
+ * @arg:	passed to @fn
+ */
+void rbn_test_set_hook(rbn_test_hook_fn fn, void *arg)
+{
+	rbn_user_hook_arg = arg;
+	__atomic_store_n(&rbn_user_hook, fn, __ATOMIC_RELEASE);
+}
+
+/**
+ * rbn_port_warn - report a broken invariant of the core (WARN_ON_ONCE)
+ * @file:	source file
+ * @line:	source line
+ * @cond:	the condition that held
+ *
+ * Tests check rbn_user_warnings: any warning fails the suite.
+ */
+void rbn_port_warn(const char *file, int line, const char *cond)
+{
+	__atomic_add_fetch(&rbn_user_warnings, 1, __ATOMIC_RELAXED);
+	fprintf(stderr, "rbnest: WARNING at %s:%d: %s\n", file, line, cond);
+}

@@ -1,0 +1,2129 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * rb_core.c - rbnest: a per-CPU lockless ring buffer with exact timestamps
+ * for nested writers.
+ *
+ * This is the nested timestamp algorithm of the ftrace ring buffer
+ * (kernel/trace/ring_buffer.c), written again around one question: when
+ * writers on a CPU interrupt each other (task, softirq, hardirq, NMI), which
+ * time stamp does every event get? The answer of the article "Accurate
+ * timestamps for the ftrace ring buffer" is implemented here with the later
+ * fixes of mainline folded in; every step of the write path keeps the
+ * article's label (A to F) and says what happens when a nested writer runs
+ * right there.
+ *
+ * The same file builds in the kernel module and in a userspace library: it
+ * only includes rb_port.h, of which each side has its own.
+ *
+ * Layout of a per-CPU buffer (as in ftrace): a ring of sub-buffers linked
+ * through "next" words whose low two bits carry the HEAD/UPDATE flags, plus
+ * one reader page outside the ring. Only the writer moves the tail and
+ * pushes the head (overwrite mode); only a reader swaps its reader page
+ * with the head page, with a cmpxchg on the flagged pointer. Writers never
+ * wait for anybody.
+ */
+#include "rb_core.h"
+
+/*
+ * The functions that make up the write path; scripts/coverage checks
+ * that each of their branches is taken by the userspace tests.
+ */
+/* rbn-write-path: rbn_reserve rb_reserve_next_event __rb_reserve_next rb_update_event rb_add_time_stamp rb_move_tail rb_reset_tail rb_tail_page_update rb_handle_head_page rb_end_commit rb_set_commit_to_write rbn_commit trace_recursive_lock */
+
+/* The write index and entry counter keep a tail update count above bit 20. */
+#define RB_WRITE_MASK		0xFFFFFUL
+#define RB_WRITE_INTCNT		(1UL << 20)
+
+/* Flags in the low bits of a page's "next" word. */
+#define RB_PAGE_NORMAL		0UL
+#define RB_PAGE_HEAD		1UL
+#define RB_PAGE_UPDATE		2UL
+#define RB_FLAG_MASK		3UL
+/* Returned when the pointer itself changed: a reader swapped the page. */
+#define RB_PAGE_MOVED		4UL
+
+#define RB_MAX_SMALL_DATA	(RBN_ALIGNMENT * RBN_TYPE_DATA_MAX)
+#define RB_EVNT_MIN_SIZE	8U	/* header + one word */
+
+/* What the write path adds in front of the event. */
+#define RB_ADD_STAMP_NONE	0
+#define RB_ADD_STAMP_EXTEND	BIT(1)
+#define RB_ADD_STAMP_FORCE	BIT(3)
+
+/* Recursion guard: one bit per context, lowest for the most nested. */
+enum {
+	RB_CTX_TRANSITION,
+	RB_CTX_NMI,
+	RB_CTX_IRQ,
+	RB_CTX_SOFTIRQ,
+	RB_CTX_NORMAL,
+	RB_CTX_MAX
+};
+
+#define RB_MAX_NEST		RB_CTX_MAX
+
+struct rbn_bpage {
+	unsigned long next;		/* struct rbn_bpage * | RB_PAGE_* */
+	struct rbn_bpage *prev;
+	local_t write;			/* index of next write */
+	local_t entries;		/* events reserved on this page */
+	unsigned long real_end;		/* where padding starts, 0 if none */
+	unsigned int read;		/* reader's index */
+	struct rbn_page *page;		/* the sub-buffer */
+};
+
+/* What the writer at one nesting level is writing (rbn_event_ts()). */
+struct rbn_nested {
+	struct rbn_event *event;
+	u64 ts;
+	unsigned int flags;
+};
+
+struct rbn_cpu_buffer {
+	struct rbn_buffer *buffer;
+	int cpu;
+
+	/* Writer state: touched only on this CPU. */
+	unsigned int current_context;
+	unsigned int nest;
+	struct rbn_nested nested[RB_MAX_NEST];
+	local_t committing;
+	local_t commits;
+	struct rbn_bpage *tail_page;
+	struct rbn_bpage *commit_page;
+	local64_t before_stamp;
+	local64_t write_stamp;
+
+	/* Counters: written by the writer, read by anybody. */
+	local_t entries;		/* events committed */
+	local_t entries_bytes;
+	local_t overrun;
+	local_t commit_overrun;
+	local_t dropped;
+	local_t pages_touched;
+	local_t ts_slow;
+	local_t ts_abs;
+	local_t ts_zero;
+	local_t ts_extend;
+	local_t recursion;
+	unsigned long max_depth;
+
+	/* Reader state: under reader_lock. */
+	rbn_reader_lock_t reader_lock;
+	struct rbn_bpage *head_page;	/* hint: the head flag is authoritative */
+	struct rbn_bpage *reader_page;
+	struct rbn_bpage *pages;	/* any page of the ring */
+	unsigned long nr_pages;
+	unsigned long read;
+	unsigned long read_bytes;
+	unsigned long last_overrun;
+	unsigned long lost_events;
+	u64 read_stamp;
+};
+
+struct rbn_buffer {
+	unsigned int order;
+	unsigned int subbuf_size;	/* bytes of data[] in a sub-buffer */
+	unsigned int max_data_size;
+	bool overwrite;
+	u64 (*clock)(void);
+	int nr_cpus;
+	unsigned long nr_pages;
+	atomic_t record_disabled;
+	struct rbn_cpu_buffer **cpu_buffers;
+};
+
+/* Bookkeeping of one reservation while it goes through the write path. */
+struct rb_event_info {
+	u64 ts;
+	u64 delta;
+	u64 before;
+	u64 after;
+	unsigned long length;
+	struct rbn_bpage *tail_page;
+	int add_timestamp;
+	unsigned int flags;
+};
+
+/* ------------------------------------------------------------------ */
+/* Events                                                             */
+/* ------------------------------------------------------------------ */
+
+static inline bool rb_null_event(struct rbn_event *event)
+{
+	return event->type_len == RBN_TYPE_PADDING && !event->time_delta;
+}
+
+static inline u64 rb_event_time_stamp(struct rbn_event *event)
+{
+	return ((u64)event->array[0] << RBN_TS_SHIFT) | event->time_delta;
+}
+
+/* Bytes of an event, header included; 0 for the end-of-page padding. */
+static unsigned int rb_event_length(struct rbn_event *event)
+{
+	switch (event->type_len) {
+	case RBN_TYPE_PADDING:
+		if (rb_null_event(event))
+			return 0;
+		return event->array[0] + RBN_EVENT_HDR_SIZE;
+	case RBN_TYPE_TIME_EXTEND:
+		return RBN_LEN_TIME_EXTEND;
+	case RBN_TYPE_TIME_STAMP:
+		return RBN_LEN_TIME_STAMP;
+	case 0:
+		return event->array[0] + RBN_EVENT_HDR_SIZE;
+	default:
+		return event->type_len * RBN_ALIGNMENT + RBN_EVENT_HDR_SIZE;
+	}
+}
+
+/* Length of an event with the time extend or stamp in front of it. */
+static unsigned int rb_event_ts_length(struct rbn_event *event)
+{
+	unsigned int len = 0;
+
+	if (event->type_len == RBN_TYPE_TIME_EXTEND ||
+	    event->type_len == RBN_TYPE_TIME_STAMP) {
+		len = RBN_LEN_TIME_EXTEND;
+		event = (struct rbn_event *)((char *)event + len);
+	}
+	return len + rb_event_length(event);
+}
+
+/**
+ * rbn_event_length - bytes an event takes in its sub-buffer, header included
+ * @event: a data event
+ *
+ * Return: the length in bytes.
+ */
+unsigned int rbn_event_length(struct rbn_event *event)
+{
+	return rb_event_length(event);
+}
+
+/**
+ * rbn_event_data_length - payload bytes of a data event (a multiple of 4)
+ * @event: a data event
+ *
+ * Return: the length of the payload area in bytes.
+ */
+unsigned int rbn_event_data_length(struct rbn_event *event)
+{
+	if (event->type_len)
+		return event->type_len * RBN_ALIGNMENT;
+	return event->array[0] - sizeof(event->array[0]);
+}
+
+/**
+ * rbn_event_data - the payload of a data event
+ * @event: a data event
+ *
+ * Return: a pointer to the payload.
+ */
+void *rbn_event_data(struct rbn_event *event)
+{
+	if (event->type_len)
+		return &event->array[0];
+	return &event->array[1];
+}
+
+/**
+ * rbn_event_time_delta - the delta or stamp an entry carries
+ * @event: any entry of a sub-buffer
+ *
+ * Return: the 59-bit value of a time extend or absolute stamp, the 27-bit
+ * delta of any other entry.
+ */
+u64 rbn_event_time_delta(struct rbn_event *event)
+{
+	if (event->type_len == RBN_TYPE_TIME_EXTEND ||
+	    event->type_len == RBN_TYPE_TIME_STAMP)
+		return rb_event_time_stamp(event);
+	return event->time_delta;
+}
+
+/**
+ * rbn_fix_abs_ts - restore the upper bits of an absolute time stamp
+ * @abs:	the 59 bits stored in the event
+ * @prev:	the full time stamp before it (page stamp or previous event)
+ *
+ * An absolute stamp stores 59 bits; clocks with larger values keep their
+ * upper five bits from the previous full time, and a carry out of the 59
+ * bits shows up as the stamp being smaller than @prev.
+ *
+ * Return: the full 64-bit time stamp.
+ */
+u64 rbn_fix_abs_ts(u64 abs, u64 prev)
+{
+	if (prev & RBN_TS_MSB) {
+		abs |= prev & RBN_TS_MSB;
+		if (abs < prev)
+			abs += 1ULL << 59;
+	}
+	return abs;
+}
+
+/* ------------------------------------------------------------------ */
+/* The page list and its flags                                        */
+/* ------------------------------------------------------------------ */
+
+static inline struct rbn_bpage *rb_page_ptr(unsigned long val)
+{
+	return (struct rbn_bpage *)(val & ~RB_FLAG_MASK);
+}
+
+static inline struct rbn_bpage *rb_next_page(struct rbn_bpage *bpage)
+{
+	return rb_page_ptr(READ_ONCE(bpage->next));
+}
+
+static inline unsigned long rb_page_write(struct rbn_bpage *bpage)
+{
+	return local_read(&bpage->write) & RB_WRITE_MASK;
+}
+
+static inline unsigned long rb_page_entries(struct rbn_bpage *bpage)
+{
+	return local_read(&bpage->entries) & RB_WRITE_MASK;
+}
+
+static inline unsigned long rb_page_commit(struct rbn_bpage *bpage)
+{
+	return local_read(&bpage->page->commit);
+}
+
+/*
+ * The flag state of the pointer from @prev to @page: RB_PAGE_NORMAL,
+ * RB_PAGE_HEAD or RB_PAGE_UPDATE, or RB_PAGE_MOVED when @prev no longer
+ * points to @page (a reader swapped it out).
+ */
+static unsigned long rb_is_head_page(struct rbn_bpage *page,
+				     struct rbn_bpage *prev)
+{
+	unsigned long val = READ_ONCE(prev->next);
+
+	if (rb_page_ptr(val) != page)
+		return RB_PAGE_MOVED;
+	return val & RB_FLAG_MASK;
+}
+
+static bool rb_is_reader_page(struct rbn_cpu_buffer *cpu_buffer,
+			      struct rbn_bpage *page)
+{
+	return page == cpu_buffer->reader_page;
+}
+
+/* cmpxchg the flags of prev->next from @old to @new; returns the old flag. */
+static unsigned long rb_head_page_set(struct rbn_bpage *head,
+				      struct rbn_bpage *prev,
+				      unsigned long old_flag,
+				      unsigned long new_flag)
+{
+	unsigned long val = (unsigned long)head;
+	unsigned long ret;
+
+	ret = cmpxchg(&prev->next, val | old_flag, val | new_flag);
+	if ((ret & ~RB_FLAG_MASK) != val)
+		return RB_PAGE_MOVED;
+	return ret & RB_FLAG_MASK;
+}
+
+/* Find the head page: the one whose incoming pointer is flagged. */
+static struct rbn_bpage *rb_set_head_page(struct rbn_cpu_buffer *cpu_buffer)
+{
+	struct rbn_bpage *head, *page;
+	int i;
+
+	page = cpu_buffer->head_page;
+	head = page;
+	/*
+	 * A writer may push the head past where we started while we walk;
+	 * a second round finds it. A third is for good measure.
+	 */
+	for (i = 0; i < 3; i++) {
+		do {
+			if (rb_is_head_page(page, page->prev) &
+			    (RB_PAGE_HEAD | RB_PAGE_UPDATE)) {
+				cpu_buffer->head_page = page;
+				return page;
+			}
+			page = rb_next_page(page);
+		} while (page != head);
+	}
+	RBN_WARN_ON(1);
+	return NULL;
+}
+
+/* ------------------------------------------------------------------ */
+/* Clock and recursion                                                */
+/* ------------------------------------------------------------------ */
+
+static __always_inline u64 rb_time_stamp(struct rbn_buffer *buffer)
+{
+	return buffer->clock();
+}
+
+/*
+ * A writer that re-enters from the context it interrupted (a probe on a
+ * function the write path calls, say) would corrupt the buffer. Each
+ * context has a bit; interrupts are taken in stack order, so the newest
+ * bit is always the lowest set one. When preempt_count() has not caught
+ * up with a context switch yet, one extra level is allowed through the
+ * transition bit.
+ */
+static __always_inline bool trace_recursive_lock(struct rbn_cpu_buffer *cpu_buffer)
+{
+	unsigned int val = cpu_buffer->current_context;
+	int bit = RB_CTX_NORMAL - rbn_port_context_level();
+
+	if (unlikely(val & (1U << bit))) {
+		bit = RB_CTX_TRANSITION;
+		if (val & (1U << bit)) {
+			local_inc(&cpu_buffer->recursion);
+			return true;
+		}
+	}
+	cpu_buffer->current_context = val | (1U << bit);
+	return false;
+}
+
+static __always_inline void trace_recursive_unlock(struct rbn_cpu_buffer *cpu_buffer)
+{
+	cpu_buffer->current_context &= cpu_buffer->current_context - 1;
+}
+
+/* ------------------------------------------------------------------ */
+/* Commit                                                             */
+/* ------------------------------------------------------------------ */
+
+static __always_inline void rb_start_commit(struct rbn_cpu_buffer *cpu_buffer)
+{
+	local_inc(&cpu_buffer->committing);
+	local_inc(&cpu_buffer->commits);
+}
+
+/*
+ * Only the outermost writer moves the commit. Writers that interrupted it
+ * finished before it resumed, so everything up to the tail is written and
+ * can be published in one go.
+ */
+static __always_inline void rb_set_commit_to_write(struct rbn_cpu_buffer *cpu_buffer)
+{
+	unsigned long max_count;
+
+again:
+	max_count = cpu_buffer->nr_pages * 100;
+
+	while (cpu_buffer->commit_page != READ_ONCE(cpu_buffer->tail_page)) {
+		if (RBN_WARN_ON(!(--max_count)))
+			return;
+		if (RBN_WARN_ON(rb_is_reader_page(cpu_buffer,
+						  READ_ONCE(cpu_buffer->tail_page))))
+			return;
+		/* The writes to this page happened before the tail moved. */
+		local_set(&cpu_buffer->commit_page->page->commit,
+			  rb_page_write(cpu_buffer->commit_page));
+		WRITE_ONCE(cpu_buffer->commit_page,
+			   rb_next_page(cpu_buffer->commit_page));
+		barrier();
+	}
+	while (rb_page_commit(cpu_buffer->commit_page) !=
+	       rb_page_write(cpu_buffer->commit_page)) {
+		/* Readers must see the events before the commit that covers them. */
+		smp_wmb();
+		local_set(&cpu_buffer->commit_page->page->commit,
+			  rb_page_write(cpu_buffer->commit_page));
+		barrier();
+	}
+
+	/* An interrupt may have moved the tail again meanwhile. */
+	if (unlikely(cpu_buffer->commit_page != READ_ONCE(cpu_buffer->tail_page)))
+		goto again;
+}
+
+static __always_inline void rb_end_commit(struct rbn_cpu_buffer *cpu_buffer)
+{
+	struct rbn_buffer *buffer = cpu_buffer->buffer;
+	long commits;
+
+	if (RBN_WARN_ON(!local_read(&cpu_buffer->committing)))
+		return;
+
+again:
+	commits = local_read(&cpu_buffer->commits);
+	barrier();
+	if (local_read(&cpu_buffer->committing) == 1) {
+		RBN_HOOK(buffer, cpu_buffer->cpu, RBN_LABEL_COMMIT);
+		rb_set_commit_to_write(cpu_buffer);
+	}
+
+	local_dec(&cpu_buffer->committing);
+	barrier();
+	RBN_HOOK(buffer, cpu_buffer->cpu, RBN_LABEL_COMMIT_END);
+
+	/*
+	 * A writer that came in after the commit was moved and before
+	 * committing dropped left its event unpublished (it was not the
+	 * outermost): publish it now.
+	 */
+	if (unlikely(local_read(&cpu_buffer->commits) != commits) &&
+	    !local_read(&cpu_buffer->committing)) {
+		local_inc(&cpu_buffer->committing);
+		goto again;
+	}
+}
+
+/* ------------------------------------------------------------------ */
+/* Moving to the next sub-buffer                                      */
+/* ------------------------------------------------------------------ */
+
+/*
+ * Overwrite mode: the tail caught up with the head. Push the head one page
+ * forward, against readers on other CPUs that swap the head page out and
+ * against interrupts that run the same code on this CPU.
+ *
+ * Returns 0 when the head moved and the tail may follow, 1 to retry the
+ * page switch (someone else changed the list), -1 on a broken list.
+ */
+static int rb_handle_head_page(struct rbn_cpu_buffer *cpu_buffer,
+			       struct rbn_bpage *tail_page,
+			       struct rbn_bpage *next_page)
+{
+	struct rbn_buffer *buffer = cpu_buffer->buffer;
+	struct rbn_bpage *new_head;
+	unsigned long entries;
+	unsigned long type;
+	unsigned long ret;
+
+	entries = rb_page_entries(next_page);
+
+	/*
+	 * HEAD -> UPDATE. From here on a reader cannot swap the page, it
+	 * fails its cmpxchg until the flag is HEAD again somewhere.
+	 */
+	type = rb_head_page_set(next_page, tail_page, RB_PAGE_HEAD,
+				RB_PAGE_UPDATE);
+	switch (type) {
+	case RB_PAGE_HEAD:
+		/* We flagged it: the events on it are ours to account. */
+		local_add(entries, &cpu_buffer->overrun);
+		local_sub(rb_page_commit(next_page), &cpu_buffer->entries_bytes);
+		break;
+	case RB_PAGE_UPDATE:
+		/* We interrupted a writer in the middle of this update. */
+		break;
+	case RB_PAGE_NORMAL:
+		/* An interrupt already moved the head for us. */
+		return 1;
+	case RB_PAGE_MOVED:
+		/* A reader swapped next_page out: look again. */
+		return 1;
+	default:
+		RBN_WARN_ON(1);
+		return -1;
+	}
+	RBN_HOOK(buffer, cpu_buffer->cpu, RBN_LABEL_PAGE_HEAD);
+
+	new_head = rb_next_page(next_page);
+	ret = rb_head_page_set(new_head, next_page, RB_PAGE_NORMAL,
+			       RB_PAGE_HEAD);
+	/*
+	 * HEAD: an interrupt set it already. NORMAL: we set it, or
+	 * interrupts set it and then moved it further on.
+	 */
+	if (RBN_WARN_ON(ret != RB_PAGE_HEAD && ret != RB_PAGE_NORMAL))
+		return -1;
+	RBN_HOOK(buffer, cpu_buffer->cpu, RBN_LABEL_PAGE_NEW_HEAD);
+
+	/*
+	 * If interrupts moved the head past new_head after we flagged it,
+	 * the tail moved too; our HEAD flag on new_head is stale then.
+	 */
+	if (ret == RB_PAGE_NORMAL) {
+		struct rbn_bpage *buffer_tail_page;
+
+		buffer_tail_page = READ_ONCE(cpu_buffer->tail_page);
+		if (buffer_tail_page != tail_page &&
+		    buffer_tail_page != next_page)
+			rb_head_page_set(new_head, next_page, RB_PAGE_HEAD,
+					 RB_PAGE_NORMAL);
+	}
+
+	/* The outermost updater turns UPDATE back into NORMAL. */
+	if (type == RB_PAGE_HEAD) {
+		ret = rb_head_page_set(next_page, tail_page, RB_PAGE_UPDATE,
+				       RB_PAGE_NORMAL);
+		if (RBN_WARN_ON(ret != RB_PAGE_UPDATE))
+			return -1;
+	}
+	return 0;
+}
+
+static void rb_tail_page_update(struct rbn_cpu_buffer *cpu_buffer,
+				struct rbn_bpage *tail_page,
+				struct rbn_bpage *next_page)
+{
+	unsigned long old_entries;
+	unsigned long old_write;
+
+	/*
+	 * Claim next_page by bumping its update counter. If an interrupt
+	 * moves the tail onto it and writes there before we reset it, the
+	 * counter tells us and we leave its events alone.
+	 */
+	old_write = local_add_return(RB_WRITE_INTCNT, &next_page->write);
+	old_entries = local_add_return(RB_WRITE_INTCNT, &next_page->entries);
+	barrier();
+	RBN_HOOK(cpu_buffer->buffer, cpu_buffer->cpu, RBN_LABEL_PAGE_TAIL);
+
+	if (tail_page == READ_ONCE(cpu_buffer->tail_page)) {
+		unsigned long val = old_write & ~RB_WRITE_MASK;
+		unsigned long eval = old_entries & ~RB_WRITE_MASK;
+
+		(void)local_cmpxchg(&next_page->write, old_write, val);
+		(void)local_cmpxchg(&next_page->entries, old_entries, eval);
+		/* Only the outermost commit moves commit: nobody races here. */
+		local_set(&next_page->page->commit, 0);
+
+		if (cmpxchg(&cpu_buffer->tail_page, tail_page, next_page) ==
+		    tail_page)
+			local_inc(&cpu_buffer->pages_touched);
+	}
+}
+
+/*
+ * The event at @tail did not fit: close the sub-buffer. Only the writer
+ * whose event crossed the end pads it; writers that came later found the
+ * index already past the end and just give their bytes back.
+ */
+static void rb_reset_tail(struct rbn_cpu_buffer *cpu_buffer,
+			  unsigned long tail, struct rb_event_info *info)
+{
+	unsigned long bsize = cpu_buffer->buffer->subbuf_size;
+	struct rbn_bpage *tail_page = info->tail_page;
+	unsigned long length = info->length;
+	struct rbn_event *event;
+
+	if (tail >= bsize) {
+		if (tail == bsize)
+			tail_page->real_end = 0;
+		local_sub(length, &tail_page->write);
+		return;
+	}
+
+	event = (struct rbn_event *)(tail_page->page->data + tail);
+	tail_page->real_end = tail;
+
+	if (tail > bsize - RB_EVNT_MIN_SIZE) {
+		/*
+		 * No event fits in what is left: mark the end and give the
+		 * index back; nobody can use those few bytes.
+		 */
+		event->type_len = RBN_TYPE_PADDING;
+		event->time_delta = 0;
+		smp_wmb();
+		local_sub(length, &tail_page->write);
+		return;
+	}
+
+	/*
+	 * Room for a small event is left: a nested writer must not slip
+	 * into it after we move on, so fill it with a discarded event up to
+	 * the end and leave the index at the end. Its bytes may reach user
+	 * space: clear them.
+	 */
+	memset(&event->array[1], 0, bsize - tail - RB_EVNT_MIN_SIZE);
+	event->array[0] = (bsize - tail) - RBN_EVENT_HDR_SIZE;
+	event->type_len = RBN_TYPE_PADDING;
+	event->time_delta = 1;	/* a zero delta would mean "end of page" */
+	local_add(bsize - tail, &cpu_buffer->entries_bytes);
+	smp_wmb();
+	local_sub((tail + length) - bsize, &tail_page->write);
+}
+
+static struct rbn_event *rb_move_tail(struct rbn_cpu_buffer *cpu_buffer,
+				      unsigned long tail,
+				      struct rb_event_info *info)
+{
+	struct rbn_buffer *buffer = cpu_buffer->buffer;
+	struct rbn_bpage *tail_page = info->tail_page;
+	struct rbn_bpage *commit_page = cpu_buffer->commit_page;
+	struct rbn_bpage *next_page = rb_next_page(tail_page);
+	int ret;
+
+	/*
+	 * Interrupts wrote a whole ring's worth while an outer writer has
+	 * not committed yet: the next page is still unpublished. Drop.
+	 */
+	if (unlikely(next_page == commit_page)) {
+		local_inc(&cpu_buffer->commit_overrun);
+		goto out_reset;
+	}
+
+	if (rb_is_head_page(next_page, tail_page) != RB_PAGE_NORMAL) {
+		if (!rb_is_reader_page(cpu_buffer, commit_page)) {
+			if (!buffer->overwrite) {
+				/* Producer/consumer: the buffer is full. */
+				local_inc(&cpu_buffer->dropped);
+				goto out_reset;
+			}
+			ret = rb_handle_head_page(cpu_buffer, tail_page,
+						  next_page);
+			if (ret < 0)
+				goto out_reset;
+			if (ret)
+				goto out_again;
+		} else if (unlikely(commit_page != cpu_buffer->tail_page)) {
+			/*
+			 * The commit is still on the reader page and the
+			 * tail went all the way round: nested writers filled
+			 * the buffer. The tail may leave the reader page, it
+			 * may not lap the commit.
+			 */
+			local_inc(&cpu_buffer->commit_overrun);
+			goto out_reset;
+		}
+	}
+
+	rb_tail_page_update(cpu_buffer, tail_page, next_page);
+	RBN_HOOK(buffer, cpu_buffer->cpu, RBN_LABEL_PAGE_END);
+
+out_again:
+	rb_reset_tail(cpu_buffer, tail, info);
+
+	/* Publish what is complete; we stay a committer for the retry. */
+	rb_end_commit(cpu_buffer);
+	local_inc(&cpu_buffer->committing);
+	RBN_HOOK(buffer, cpu_buffer->cpu, RBN_LABEL_PAGE_NEXT);
+
+	return ERR_PTR(-EAGAIN);
+
+out_reset:
+	rb_reset_tail(cpu_buffer, tail, info);
+	return NULL;
+}
+
+/* ------------------------------------------------------------------ */
+/* The write path                                                     */
+/* ------------------------------------------------------------------ */
+
+static struct rbn_event *rb_add_time_stamp(struct rbn_cpu_buffer *cpu_buffer,
+					   struct rbn_event *event,
+					   u64 delta, bool abs)
+{
+	event->type_len = abs ? RBN_TYPE_TIME_STAMP : RBN_TYPE_TIME_EXTEND;
+	/*
+	 * A time extend carries the event's own delta, which the write
+	 * path has already zeroed when the event must not move time
+	 * forward (first on the page, or the sandwich case). Carrying the
+	 * delta computed before a nested writer ran would push this event,
+	 * and every one after it on the page, into the future (seed 001).
+	 */
+	event->time_delta = delta & RBN_TS_MASK;
+	event->array[0] = delta >> RBN_TS_SHIFT;
+	if (!abs)
+		local_inc(&cpu_buffer->ts_extend);
+	return (struct rbn_event *)((char *)event + RBN_LEN_TIME_EXTEND);
+}
+
+static struct rbn_event *rb_update_event(struct rbn_cpu_buffer *cpu_buffer,
+					 struct rbn_event *event,
+					 struct rb_event_info *info)
+{
+	unsigned long length = info->length;
+	u64 delta = info->delta;
+
+	if (unlikely(info->add_timestamp)) {
+		bool abs = info->add_timestamp & RB_ADD_STAMP_FORCE;
+
+		event = rb_add_time_stamp(cpu_buffer, event,
+					  abs ? delta & RBN_ABS_TS_MASK : delta,
+					  abs);
+		length -= RBN_LEN_TIME_EXTEND;
+		delta = 0;
+	}
+
+	event->time_delta = delta;
+	length -= RBN_EVENT_HDR_SIZE;
+	if (length > RB_MAX_SMALL_DATA) {
+		event->type_len = 0;
+		event->array[0] = length;
+	} else {
+		event->type_len = DIV_ROUND_UP(length, RBN_ALIGNMENT);
+	}
+	return event;
+}
+
+/*
+ * Reserve info->length bytes on this CPU's tail page and decide the time
+ * stamp of the event. Three players (the article's names):
+ *
+ *   w / write	the write index of the tail page, moved with one
+ *		local_add_return() (C) by every writer;
+ *   before_stamp	the clock value of the last writer that started (B);
+ *   write_stamp	the clock value of the last writer that reserved
+ *		without being interrupted (D).
+ *
+ * Writers on one CPU nest like a stack: an interrupting writer runs to
+ * its end before the interrupted one continues. So at any label below,
+ * "a nested writer ran here" means: it went through this whole function
+ * and its commit, and we see all of its effects afterwards.
+ */
+static struct rbn_event *__rb_reserve_next(struct rbn_cpu_buffer *cpu_buffer,
+					   struct rb_event_info *info)
+{
+	struct rbn_buffer *buffer = cpu_buffer->buffer;
+	int cpu = cpu_buffer->cpu;
+	struct rbn_bpage *tail_page;
+	unsigned long tail, write, w;
+	struct rbn_event *event;
+
+	tail_page = READ_ONCE(cpu_buffer->tail_page);
+	info->tail_page = tail_page;
+
+	/*
+	 * A: take the write index, both stamps and the clock, in this
+	 * order. A nested writer that runs between any two of these reads
+	 * reserves space on this page, so the C below will not return w:
+	 * whatever we read here is then thrown away by the slow path.
+	 */
+ /*A*/	w = local_read(&tail_page->write) & RB_WRITE_MASK;
+	RBN_HOOK(buffer, cpu, RBN_LABEL_A_TAIL);
+	info->before = local64_read(&cpu_buffer->before_stamp);
+	RBN_HOOK(buffer, cpu, RBN_LABEL_A_BEFORE);
+	info->after = local64_read(&cpu_buffer->write_stamp);
+	RBN_HOOK(buffer, cpu, RBN_LABEL_A_AFTER);
+	barrier();
+	info->ts = rb_time_stamp(buffer);
+
+	if (!w) {
+		/* First event of the sub-buffer: the page header has the time. */
+		info->delta = 0;
+	} else if (unlikely(info->before != info->after)) {
+		/*
+		 * We interrupted a writer between its B and D (it set
+		 * before_stamp, not yet write_stamp), or a writer ran
+		 * between our two reads. write_stamp is not the time of the
+		 * last event: reserve room for an absolute stamp.
+		 */
+		info->add_timestamp |= RB_ADD_STAMP_FORCE | RB_ADD_STAMP_EXTEND;
+		info->length += RBN_LEN_TIME_EXTEND;
+	} else {
+		/* write_stamp is the time of the last event on the page. */
+		info->delta = info->ts - info->after;
+		if (unlikely(info->delta & RBN_TS_DELTA_TEST)) {
+			info->add_timestamp |= RB_ADD_STAMP_EXTEND;
+			info->length += RBN_LEN_TIME_EXTEND;
+		}
+	}
+	RBN_HOOK(buffer, cpu, RBN_LABEL_A);
+
+	/*
+	 * B: from now until our D, before_stamp != write_stamp, so a
+	 * writer that interrupts us takes the FORCE branch above. A writer
+	 * that ran between A and B set both stamps equal to its own time;
+	 * we overwrite before_stamp with our older time, which again makes
+	 * them differ for whoever comes next.
+	 */
+ /*B*/	local64_set(&cpu_buffer->before_stamp, info->ts);
+	RBN_HOOK(buffer, cpu, RBN_LABEL_B);
+
+	/*
+	 * C: reserve. Nested writers that ran before this point are in
+	 * front of us on the page; those that run after it are behind.
+	 */
+ /*C*/	write = local_add_return(info->length, &tail_page->write);
+	write &= RB_WRITE_MASK;
+	tail = write - info->length;
+	RBN_HOOK(buffer, cpu, RBN_LABEL_C);
+
+	/* Past the end of the sub-buffer: pad it, move on, try again. */
+	if (unlikely(write > buffer->subbuf_size))
+		return rb_move_tail(cpu_buffer, tail, info);
+
+	if (likely(tail == w)) {
+		/*
+		 * Fast path: nothing was reserved between A and C, so the
+		 * stamps read at A were those of the event just before us.
+		 *
+		 * D: a writer that interrupts us between C and D sees
+		 * before_stamp (ours) != write_stamp and writes absolute
+		 * stamps; it also sets write_stamp to its own, later time,
+		 * which we overwrite here with ours. That is harmless:
+		 * before_stamp then holds its time, differs from
+		 * write_stamp, and the next event is forced absolute.
+		 */
+ /*D*/		local64_set(&cpu_buffer->write_stamp, info->ts);
+		RBN_HOOK(buffer, cpu, RBN_LABEL_D);
+		if (likely(!(info->add_timestamp & RB_ADD_STAMP_FORCE))) {
+			/* Did not interrupt a time update: a plain delta. */
+			info->delta = info->ts - info->after;
+		} else {
+			/* Interrupted a writer between its B and D. */
+			info->delta = info->ts;
+			info->flags |= RBN_EV_ABSOLUTE;
+			local_inc(&cpu_buffer->ts_abs);
+		}
+		info->flags |= RBN_EV_FAST;
+	} else {
+		u64 ts;
+
+		/*
+		 * Slow path: writers ran between A and C and are in front
+		 * of us on the page. Our clock value from A is older than
+		 * theirs and useless; take a new one, after them.
+		 *
+		 * before_stamp is what the last of them set. Setting it to
+		 * the new clock value makes a writer that interrupts us from
+		 * here on see before_stamp != write_stamp and write an
+		 * absolute stamp: it cannot rely on write_stamp, which we
+		 * never update on this path.
+		 */
+		info->before = local64_read(&cpu_buffer->before_stamp);
+		RBN_HOOK(buffer, cpu, RBN_LABEL_SLOW_BEFORE);
+		ts = rb_time_stamp(buffer);
+		RBN_HOOK(buffer, cpu, RBN_LABEL_SLOW_TS);
+		local64_set(&cpu_buffer->before_stamp, ts);
+		RBN_HOOK(buffer, cpu, RBN_LABEL_SLOW_SET);
+		barrier();
+		/*
+		 * E: the last writer in front of us went through D
+		 * undisturbed if write_stamp equals the before_stamp it
+		 * left: then write_stamp is the time of the event right in
+		 * front of us.
+		 */
+ /*E*/		info->after = local64_read(&cpu_buffer->write_stamp);
+		RBN_HOOK(buffer, cpu, RBN_LABEL_E);
+		barrier();
+		/*
+		 * F: and if the write index did not move since C, nothing
+		 * was written behind us either: the delta from write_stamp
+		 * is exact. A writer that ran between C and F is behind us
+		 * on the page with a time we cannot know any more. Then we
+		 * are sandwiched between two sets of nested events, and the
+		 * only safe delta is zero: we are shown at the time of the
+		 * event in front of us.
+		 */
+ /*F*/		if (write == (local_read(&tail_page->write) & RB_WRITE_MASK) &&
+		    info->after == info->before && info->after < ts) {
+			info->delta = ts - info->after;
+		} else {
+			info->delta = 0;
+			info->flags |= RBN_EV_ZERO_DELTA;
+		}
+		RBN_HOOK(buffer, cpu, RBN_LABEL_F);
+		info->ts = ts;
+		info->add_timestamp &= ~RB_ADD_STAMP_FORCE;
+		info->flags |= RBN_EV_SLOW;
+		local_inc(&cpu_buffer->ts_slow);
+
+		/*
+		 * The delta is exact but only fits in 27 bits, or in a
+		 * time extend if A reserved one. Never store a truncated
+		 * delta: without room for an extend, fall back to zero.
+		 */
+		if (unlikely((info->delta & RBN_TS_DELTA_TEST) &&
+			     !(info->add_timestamp & RB_ADD_STAMP_EXTEND))) {
+			info->delta = 0;
+			info->flags |= RBN_EV_ZERO_DELTA;
+		}
+	}
+
+	/* The first event of a sub-buffer takes the page's time stamp. */
+	if (unlikely(!tail && !(info->add_timestamp & RB_ADD_STAMP_FORCE))) {
+		info->delta = 0;
+		info->flags &= ~RBN_EV_ZERO_DELTA;
+		info->flags |= RBN_EV_PAGE_START;
+	}
+	if (info->flags & RBN_EV_ZERO_DELTA)
+		local_inc(&cpu_buffer->ts_zero);
+	if (info->add_timestamp & RB_ADD_STAMP_EXTEND &&
+	    !(info->add_timestamp & RB_ADD_STAMP_FORCE))
+		info->flags |= RBN_EV_EXTEND;
+
+	event = (struct rbn_event *)(tail_page->page->data + tail);
+	event = rb_update_event(cpu_buffer, event, info);
+	RBN_HOOK(buffer, cpu, RBN_LABEL_EVENT);
+
+	local_inc(&tail_page->entries);
+	if (unlikely(!tail))
+		tail_page->page->time_stamp = info->ts;
+	local_add(info->length, &cpu_buffer->entries_bytes);
+
+	return event;
+}
+
+static unsigned long rb_calculate_event_length(unsigned int length)
+{
+	unsigned long len = length;
+
+	if (len > RB_MAX_SMALL_DATA)
+		len += sizeof(u32);
+	len += RBN_EVENT_HDR_SIZE;
+	return ALIGN(len, (unsigned long)RBN_ALIGNMENT);
+}
+
+static struct rbn_event *rb_reserve_next_event(struct rbn_cpu_buffer *cpu_buffer,
+					       unsigned int length)
+{
+	struct rb_event_info info;
+	struct rbn_event *event;
+	int nr_loops = 0;
+
+	rb_start_commit(cpu_buffer);
+
+	info.length = rb_calculate_event_length(length);
+	info.add_timestamp = RB_ADD_STAMP_NONE;
+	info.flags = 0;
+again:
+	/* A page switch is retried; a thousand of them is a broken ring. */
+	if (RBN_WARN_ON(++nr_loops > 1000))
+		goto out_fail;
+
+	event = __rb_reserve_next(cpu_buffer, &info);
+	if (unlikely(PTR_ERR(event) == -EAGAIN)) {
+		if (info.add_timestamp)
+			info.length -= RBN_LEN_TIME_EXTEND;
+		info.add_timestamp = RB_ADD_STAMP_NONE;
+		info.flags = 0;
+		goto again;
+	}
+	if (likely(event)) {
+		struct rbn_nested *n = &cpu_buffer->nested[cpu_buffer->nest - 1];
+
+		n->event = event;
+		n->ts = info.ts;
+		n->flags = info.flags;
+		return event;
+	}
+out_fail:
+	rb_end_commit(cpu_buffer);
+	return NULL;
+}
+
+/**
+ * rbn_reserve - reserve space for an event on this CPU
+ * @buffer:	the buffer
+ * @len:	payload bytes (1 .. rbn_max_event_size())
+ *
+ * Runs in any context, including NMI. Preemption stays disabled until the
+ * matching rbn_commit(), which must run on the same CPU in the same context.
+ *
+ * Return: the event (fill it via rbn_event_data()), or NULL when recording
+ * is off, the buffer is full (producer/consumer mode), @len is out of range
+ * (both counted as dropped) or the context is already writing (counted as
+ * recursion).
+ */
+struct rbn_event *rbn_reserve(struct rbn_buffer *buffer, unsigned int len)
+{
+	struct rbn_cpu_buffer *cpu_buffer;
+	struct rbn_event *event;
+	int cpu;
+
+	rbn_port_preempt_disable();
+	if (unlikely(atomic_read(&buffer->record_disabled)))
+		goto out;
+	cpu = rbn_port_cpu();
+	if (unlikely(cpu < 0 || cpu >= buffer->nr_cpus))
+		goto out;
+	cpu_buffer = buffer->cpu_buffers[cpu];
+	if (unlikely(!len || len > buffer->max_data_size)) {
+		local_inc(&cpu_buffer->dropped);
+		goto out;
+	}
+	if (unlikely(trace_recursive_lock(cpu_buffer)))
+		goto out;
+
+	cpu_buffer->nest++;
+	if (unlikely(cpu_buffer->nest > cpu_buffer->max_depth))
+		cpu_buffer->max_depth = cpu_buffer->nest;
+
+	event = rb_reserve_next_event(cpu_buffer, len);
+	if (unlikely(!event))
+		goto out_unlock;
+
+	/* The round-up bytes of the payload must not leak old data. */
+	if (len & (RBN_ALIGNMENT - 1))
+		((u32 *)rbn_event_data(event))[len / RBN_ALIGNMENT] = 0;
+	return event;
+
+out_unlock:
+	cpu_buffer->nest--;
+	trace_recursive_unlock(cpu_buffer);
+out:
+	rbn_port_preempt_enable();
+	return NULL;
+}
+
+/**
+ * rbn_commit - publish an event reserved with rbn_reserve()
+ * @buffer:	the buffer
+ * @event:	the event
+ *
+ * Nested events become visible to readers when the outermost writer on the
+ * CPU commits.
+ */
+void rbn_commit(struct rbn_buffer *buffer, struct rbn_event *event)
+{
+	struct rbn_cpu_buffer *cpu_buffer;
+
+	cpu_buffer = buffer->cpu_buffers[rbn_port_cpu()];
+	RBN_WARN_ON(!cpu_buffer->nest ||
+		    cpu_buffer->nested[cpu_buffer->nest - 1].event != event);
+
+	local_inc(&cpu_buffer->entries);
+	rb_end_commit(cpu_buffer);
+
+	cpu_buffer->nest--;
+	trace_recursive_unlock(cpu_buffer);
+	rbn_port_preempt_enable();
+}
+
+/**
+ * rbn_write - reserve, copy and commit an event
+ * @buffer:	the buffer
+ * @len:	payload bytes
+ * @data:	the payload
+ *
+ * Return: 0, -EINVAL for a length out of range, -EBUSY when not written.
+ */
+int rbn_write(struct rbn_buffer *buffer, unsigned int len, const void *data)
+{
+	struct rbn_event *event;
+
+	if (unlikely(!len || len > buffer->max_data_size)) {
+		/* Count it like rbn_reserve() does. */
+		rbn_reserve(buffer, len);
+		return -EINVAL;
+	}
+	event = rbn_reserve(buffer, len);
+	if (unlikely(!event))
+		return -EBUSY;
+	memcpy(rbn_event_data(event), data, len);
+	rbn_commit(buffer, event);
+	return 0;
+}
+
+static struct rbn_nested *rb_find_nested(struct rbn_buffer *buffer,
+					 struct rbn_event *event)
+{
+	struct rbn_cpu_buffer *cpu_buffer;
+	int cpu = rbn_port_cpu();
+	int i;
+
+	if (cpu < 0 || cpu >= buffer->nr_cpus)
+		return NULL;
+	cpu_buffer = buffer->cpu_buffers[cpu];
+	for (i = (int)cpu_buffer->nest - 1; i >= 0; i--)
+		if (cpu_buffer->nested[i].event == event)
+			return &cpu_buffer->nested[i];
+	return NULL;
+}
+
+/**
+ * rbn_event_ts - the clock value the writer used for an event
+ * @buffer:	the buffer
+ * @event:	an event reserved on this CPU and not committed yet
+ *
+ * Unless rbn_event_flags() has RBN_EV_ZERO_DELTA, a reader rebuilds exactly
+ * this time stamp from the sub-buffer.
+ *
+ * Return: the time stamp, or 0 if @event is not being written here.
+ */
+u64 rbn_event_ts(struct rbn_buffer *buffer, struct rbn_event *event)
+{
+	struct rbn_nested *n = rb_find_nested(buffer, event);
+
+	return n ? n->ts : 0;
+}
+
+/**
+ * rbn_event_flags - how the time stamp of an event was written
+ * @buffer:	the buffer
+ * @event:	an event reserved on this CPU and not committed yet
+ *
+ * Return: RBN_EV_* flags, 0 if @event is not being written here.
+ */
+unsigned int rbn_event_flags(struct rbn_buffer *buffer, struct rbn_event *event)
+{
+	struct rbn_nested *n = rb_find_nested(buffer, event);
+
+	return n ? n->flags : 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* Readers                                                            */
+/* ------------------------------------------------------------------ */
+
+static unsigned long rb_num_of_entries(struct rbn_cpu_buffer *cpu_buffer)
+{
+	return local_read(&cpu_buffer->entries) -
+		(local_read(&cpu_buffer->overrun) + cpu_buffer->read);
+}
+
+static inline struct rbn_event *rb_reader_event(struct rbn_cpu_buffer *cpu_buffer)
+{
+	struct rbn_bpage *reader = cpu_buffer->reader_page;
+
+	return (struct rbn_event *)(reader->page->data + reader->read);
+}
+
+static void rb_init_bpage(struct rbn_bpage *bpage)
+{
+	local_set(&bpage->write, 0);
+	local_set(&bpage->entries, 0);
+	local_set(&bpage->page->commit, 0);
+	bpage->real_end = 0;
+	bpage->read = 0;
+}
+
+/*
+ * Make the reader page hold unread data: swap it with the head page when
+ * it is used up. The swap is a cmpxchg on the flagged pointer to the head
+ * page, which fails while a writer is pushing the head (UPDATE) or after
+ * it pushed it (the flag moved on): then find the head again and retry.
+ */
+static struct rbn_bpage *rb_get_reader_page(struct rbn_cpu_buffer *cpu_buffer)
+{
+	struct rbn_bpage *reader = NULL;
+	unsigned long overwrite;
+	unsigned long val;
+	int nr_loops = 0;
+	int nr_spins = 0;
+
+again:
+	/*
+	 * Twice normally; three times when the swap brought in the empty
+	 * page that a reset left at the head.
+	 */
+	if (RBN_WARN_ON(++nr_loops > 3)) {
+		reader = NULL;
+		goto out;
+	}
+
+	reader = cpu_buffer->reader_page;
+	if (reader->read < rb_page_commit(reader))
+		goto out;
+	if (RBN_WARN_ON(reader->read > rb_page_commit(reader))) {
+		reader = NULL;
+		goto out;
+	}
+
+	reader = NULL;
+	/* The writer is still on the reader page: nothing more to read. */
+	if (READ_ONCE(cpu_buffer->commit_page) == cpu_buffer->reader_page)
+		goto out;
+	if (rb_num_of_entries(cpu_buffer) == 0)
+		goto out;
+
+	rb_init_bpage(cpu_buffer->reader_page);
+
+spin:
+	if (RBN_WARN_ON(++nr_spins > 100000))
+		goto out;
+	reader = rb_set_head_page(cpu_buffer);
+	if (!reader)
+		goto out;
+	cpu_buffer->reader_page->next = (unsigned long)rb_next_page(reader);
+	cpu_buffer->reader_page->prev = reader->prev;
+	cpu_buffer->pages = reader->prev;
+	/* The reader page will point to the new head. */
+	cpu_buffer->reader_page->next |= RB_PAGE_HEAD;
+
+	/*
+	 * Read the overrun after setting up the pointers: a writer crossing
+	 * pages does a cmpxchg on them, which our cmpxchg below fails on,
+	 * so the overrun read here is the one that goes with the swap.
+	 */
+	smp_mb();
+	overwrite = local_read(&cpu_buffer->overrun);
+
+	val = (unsigned long)reader | RB_PAGE_HEAD;
+	if (cmpxchg(&reader->prev->next, val,
+		    (unsigned long)cpu_buffer->reader_page) != val) {
+		reader = NULL;
+		goto spin;
+	}
+
+	/* Swapped: the new head points back to the old reader page. */
+	rb_next_page(reader)->prev = cpu_buffer->reader_page;
+	cpu_buffer->head_page = rb_next_page(cpu_buffer->reader_page);
+	cpu_buffer->reader_page = reader;
+	reader->read = 0;
+
+	if (overwrite != cpu_buffer->last_overrun) {
+		cpu_buffer->lost_events += overwrite - cpu_buffer->last_overrun;
+		cpu_buffer->last_overrun = overwrite;
+	}
+	goto again;
+
+out:
+	if (reader && reader->read == 0)
+		cpu_buffer->read_stamp = reader->page->time_stamp;
+	return reader;
+}
+
+static void rb_update_read_stamp(struct rbn_cpu_buffer *cpu_buffer,
+				 struct rbn_event *event)
+{
+	switch (event->type_len) {
+	case RBN_TYPE_PADDING:
+		/* A discarded event's delta is not time. */
+		return;
+	case RBN_TYPE_TIME_EXTEND:
+		cpu_buffer->read_stamp += rb_event_time_stamp(event);
+		return;
+	case RBN_TYPE_TIME_STAMP:
+		cpu_buffer->read_stamp =
+			rbn_fix_abs_ts(rb_event_time_stamp(event),
+				       cpu_buffer->read_stamp);
+		return;
+	default:
+		cpu_buffer->read_stamp += event->time_delta;
+		return;
+	}
+}
+
+static void rb_advance_reader(struct rbn_cpu_buffer *cpu_buffer)
+{
+	struct rbn_event *event = rb_reader_event(cpu_buffer);
+
+	if (event->type_len <= RBN_TYPE_DATA_MAX)
+		cpu_buffer->read++;
+	rb_update_read_stamp(cpu_buffer, event);
+	cpu_buffer->read_bytes += rb_event_length(event);
+	cpu_buffer->reader_page->read += rb_event_length(event);
+}
+
+/* The next data event and its time stamp, under the reader lock. */
+static struct rbn_event *rb_buffer_peek(struct rbn_cpu_buffer *cpu_buffer,
+					u64 *ts, unsigned long *lost)
+{
+	struct rbn_bpage *reader;
+	struct rbn_event *event;
+	int nr_loops = 0;
+
+	for (;;) {
+		/* Stamps and paddings in a row are bounded by the page. */
+		if (RBN_WARN_ON(++nr_loops > 2048))
+			return NULL;
+		reader = rb_get_reader_page(cpu_buffer);
+		if (!reader)
+			return NULL;
+		smp_rmb();
+		event = rb_reader_event(cpu_buffer);
+		if (RBN_WARN_ON(rb_null_event(event)))
+			return NULL;
+		if (event->type_len > RBN_TYPE_DATA_MAX) {
+			rb_advance_reader(cpu_buffer);
+			continue;
+		}
+		if (ts)
+			*ts = cpu_buffer->read_stamp + event->time_delta;
+		if (lost)
+			*lost = cpu_buffer->lost_events;
+		return event;
+	}
+}
+
+static struct rbn_cpu_buffer *rb_reader_cpu(struct rbn_buffer *buffer, int cpu)
+{
+	if (cpu < 0 || cpu >= buffer->nr_cpus)
+		return NULL;
+	return buffer->cpu_buffers[cpu];
+}
+
+/**
+ * rbn_peek - look at the next event of a CPU without consuming it
+ * @buffer:	the buffer
+ * @cpu:	the CPU
+ * @ts:		its time stamp (may be NULL)
+ * @lost:	events lost before it since the last read (may be NULL)
+ *
+ * Return: the event, valid until the next reader call on @cpu, or NULL.
+ */
+struct rbn_event *rbn_peek(struct rbn_buffer *buffer, int cpu, u64 *ts,
+			   unsigned long *lost)
+{
+	struct rbn_cpu_buffer *cpu_buffer = rb_reader_cpu(buffer, cpu);
+	struct rbn_event *event;
+	unsigned long flags = 0;
+
+	if (!cpu_buffer)
+		return NULL;
+	rbn_reader_lock(&cpu_buffer->reader_lock, flags);
+	event = rb_buffer_peek(cpu_buffer, ts, lost);
+	rbn_reader_unlock(&cpu_buffer->reader_lock, flags);
+	return event;
+}
+
+/**
+ * rbn_consume - read and consume the next event of a CPU
+ * @buffer:	the buffer
+ * @cpu:	the CPU
+ * @ts:		its time stamp (may be NULL)
+ * @lost:	events lost before it since the last read (may be NULL)
+ *
+ * Return: the event, valid until the next reader call on @cpu, or NULL.
+ */
+struct rbn_event *rbn_consume(struct rbn_buffer *buffer, int cpu, u64 *ts,
+			      unsigned long *lost)
+{
+	struct rbn_cpu_buffer *cpu_buffer = rb_reader_cpu(buffer, cpu);
+	struct rbn_event *event;
+	unsigned long flags = 0;
+
+	if (!cpu_buffer)
+		return NULL;
+	rbn_reader_lock(&cpu_buffer->reader_lock, flags);
+	event = rb_buffer_peek(cpu_buffer, ts, lost);
+	if (event) {
+		cpu_buffer->lost_events = 0;
+		rb_advance_reader(cpu_buffer);
+	}
+	rbn_reader_unlock(&cpu_buffer->reader_lock, flags);
+	return event;
+}
+
+/**
+ * rbn_empty_cpu - whether a CPU has nothing left to read
+ * @buffer:	the buffer
+ * @cpu:	the CPU
+ *
+ * Return: true when no committed event is unread.
+ */
+bool rbn_empty_cpu(struct rbn_buffer *buffer, int cpu)
+{
+	struct rbn_cpu_buffer *cpu_buffer = rb_reader_cpu(buffer, cpu);
+	unsigned long flags = 0;
+	bool empty;
+
+	if (!cpu_buffer)
+		return true;
+	rbn_reader_lock(&cpu_buffer->reader_lock, flags);
+	empty = !rb_buffer_peek(cpu_buffer, NULL, NULL);
+	rbn_reader_unlock(&cpu_buffer->reader_lock, flags);
+	return empty;
+}
+
+/**
+ * rbn_alloc_read_page - allocate a sub-buffer for rbn_read_page()
+ * @buffer:	the buffer
+ * @cpu:	the CPU it will be used for (NUMA placement)
+ *
+ * Return: the page, or NULL.
+ */
+void *rbn_alloc_read_page(struct rbn_buffer *buffer, int cpu)
+{
+	return rbn_port_alloc_pages(buffer->order, cpu);
+}
+
+/**
+ * rbn_free_read_page - free a page from rbn_alloc_read_page()
+ * @buffer:	the buffer
+ * @cpu:	the CPU
+ * @page:	the page, or NULL
+ */
+void rbn_free_read_page(struct rbn_buffer *buffer, int cpu, void *page)
+{
+	(void)cpu;
+	if (page)
+		rbn_port_free_pages(page, buffer->order);
+}
+
+/**
+ * rbn_read_page - take a whole sub-buffer of events out of a CPU's buffer
+ * @buffer:	the buffer
+ * @cpu:	the CPU
+ * @data_page:	in: a page from rbn_alloc_read_page(); out: the page read,
+ *		which may be a different one (zero copy swap)
+ * @len:	size of the page (rbn_subbuf_size())
+ * @full:	only succeed for a whole sub-buffer the writer left
+ *
+ * A fully written sub-buffer that nothing has been read from is swapped
+ * with the caller's page; otherwise the unread events are copied. The
+ * commit word gets RBN_MISSED_EVENTS when events were lost before the page,
+ * and RBN_MISSED_STORED with the count stored right after the data when it
+ * fits. Every byte after that is zero.
+ *
+ * Return: the bytes of events in the page, -EAGAIN when there is nothing
+ * (or with @full, no whole sub-buffer) to read, -EINVAL on bad arguments.
+ */
+int rbn_read_page(struct rbn_buffer *buffer, int cpu, void **data_page,
+		  size_t len, bool full)
+{
+	struct rbn_cpu_buffer *cpu_buffer = rb_reader_cpu(buffer, cpu);
+	unsigned long missed_events, commit, read, flags = 0;
+	struct rbn_bpage *reader;
+	struct rbn_event *event;
+	struct rbn_page *bpage;
+	int ret = -EAGAIN;
+
+	if (!cpu_buffer || !data_page || !*data_page ||
+	    len < RBN_PAGE_HDR_SIZE + RB_EVNT_MIN_SIZE ||
+	    len > RBN_PAGE_HDR_SIZE + buffer->subbuf_size)
+		return -EINVAL;
+	len -= RBN_PAGE_HDR_SIZE;
+	bpage = *data_page;
+
+	rbn_reader_lock(&cpu_buffer->reader_lock, flags);
+
+	reader = rb_get_reader_page(cpu_buffer);
+	if (!reader)
+		goto out_unlock;
+	smp_rmb();
+	event = rb_reader_event(cpu_buffer);
+	read = reader->read;
+	commit = rb_page_commit(reader);
+	missed_events = cpu_buffer->lost_events;
+
+	if (read || len < commit - read ||
+	    READ_ONCE(cpu_buffer->commit_page) == reader) {
+		unsigned long rpos = read, pos = 0, size;
+		u64 save_timestamp;
+
+		/* Partly read, or still being written: copy the events. */
+		if (full)
+			goto out_unlock;
+		if (len > commit - read)
+			len = commit - read;
+		size = rb_event_ts_length(event);
+		if (len < size)
+			goto out_unlock;
+
+		/* The copy starts at the time of the last event read. */
+		save_timestamp = cpu_buffer->read_stamp;
+		do {
+			size = rb_event_length(event);
+			memcpy(bpage->data + pos, reader->page->data + rpos, size);
+			len -= size;
+			rb_advance_reader(cpu_buffer);
+			rpos = reader->read;
+			pos += size;
+			if (rpos >= commit)
+				break;
+			event = rb_reader_event(cpu_buffer);
+			/* Keep a time extend with its event. */
+			size = rb_event_ts_length(event);
+		} while (len >= size);
+
+		local_set(&bpage->commit, pos);
+		bpage->time_stamp = save_timestamp;
+	} else {
+		/* A whole, finished sub-buffer: swap it with the caller's. */
+		cpu_buffer->read += rb_page_entries(reader);
+		cpu_buffer->read_bytes += commit;
+		local_set(&bpage->commit, 0);
+		bpage->time_stamp = 0;
+		bpage = reader->page;
+		reader->page = *data_page;
+		local_set(&reader->write, 0);
+		local_set(&reader->entries, 0);
+		reader->read = 0;
+		*data_page = bpage;
+		/* Leave the padding out: room for the missed count. */
+		if (reader->real_end)
+			local_set(&bpage->commit, reader->real_end);
+	}
+	cpu_buffer->lost_events = 0;
+
+	commit = local_read(&bpage->commit);
+	ret = commit;
+	if (missed_events) {
+		if (buffer->subbuf_size - commit >= sizeof(missed_events)) {
+			memcpy(&bpage->data[commit], &missed_events,
+			       sizeof(missed_events));
+			local_add(RBN_MISSED_STORED, &bpage->commit);
+			commit += sizeof(missed_events);
+		}
+		local_add(RBN_MISSED_EVENTS, &bpage->commit);
+	}
+	/* This page goes to user space: nothing stale after the data. */
+	if (commit < buffer->subbuf_size)
+		memset(&bpage->data[commit], 0, buffer->subbuf_size - commit);
+
+out_unlock:
+	rbn_reader_unlock(&cpu_buffer->reader_lock, flags);
+	return ret;
+}
+
+/* ------------------------------------------------------------------ */
+/* Allocation and control                                             */
+/* ------------------------------------------------------------------ */
+
+static struct rbn_bpage *rb_alloc_bpage(struct rbn_buffer *buffer, int cpu)
+{
+	struct rbn_bpage *bpage;
+
+	bpage = rbn_port_zalloc(sizeof(*bpage), cpu);
+	if (!bpage)
+		return NULL;
+	bpage->page = rbn_port_alloc_pages(buffer->order, cpu);
+	if (!bpage->page) {
+		rbn_port_free(bpage);
+		return NULL;
+	}
+	return bpage;
+}
+
+static void rb_free_bpage(struct rbn_buffer *buffer, struct rbn_bpage *bpage)
+{
+	rbn_port_free_pages(bpage->page, buffer->order);
+	rbn_port_free(bpage);
+}
+
+/* A chain of @nr pages linked through next/prev, not closed. */
+static struct rbn_bpage *rb_alloc_chain(struct rbn_buffer *buffer, int cpu,
+					unsigned long nr,
+					struct rbn_bpage **last)
+{
+	struct rbn_bpage *first = NULL, *prev = NULL, *bpage;
+	unsigned long i;
+
+	for (i = 0; i < nr; i++) {
+		bpage = rb_alloc_bpage(buffer, cpu);
+		if (!bpage)
+			goto free_chain;
+		if (prev) {
+			prev->next = (unsigned long)bpage;
+			bpage->prev = prev;
+		} else {
+			first = bpage;
+		}
+		prev = bpage;
+	}
+	*last = prev;
+	return first;
+
+free_chain:
+	while (first) {
+		bpage = first;
+		first = (first == prev) ? NULL : rb_page_ptr(first->next);
+		rb_free_bpage(buffer, bpage);
+	}
+	return NULL;
+}
+
+/* Back to empty: all pages reset, the first one head, tail and commit. */
+static void rb_reset_cpu(struct rbn_cpu_buffer *cpu_buffer)
+{
+	struct rbn_bpage *first = cpu_buffer->pages, *page = first;
+
+	do {
+		page->next &= ~RB_FLAG_MASK;
+		rb_init_bpage(page);
+		page = rb_page_ptr(page->next);
+	} while (page != first);
+
+	first->prev->next |= RB_PAGE_HEAD;
+	cpu_buffer->head_page = first;
+	cpu_buffer->tail_page = first;
+	cpu_buffer->commit_page = first;
+	rb_init_bpage(cpu_buffer->reader_page);
+	cpu_buffer->reader_page->next = 0;
+	cpu_buffer->reader_page->prev = NULL;
+
+	local_set(&cpu_buffer->committing, 0);
+	local_set(&cpu_buffer->commits, 0);
+	local64_set(&cpu_buffer->before_stamp, 0);
+	local64_set(&cpu_buffer->write_stamp, 0);
+	local_set(&cpu_buffer->entries, 0);
+	local_set(&cpu_buffer->entries_bytes, 0);
+	local_set(&cpu_buffer->overrun, 0);
+	local_set(&cpu_buffer->commit_overrun, 0);
+	local_set(&cpu_buffer->dropped, 0);
+	local_set(&cpu_buffer->pages_touched, 0);
+	local_set(&cpu_buffer->ts_slow, 0);
+	local_set(&cpu_buffer->ts_abs, 0);
+	local_set(&cpu_buffer->ts_zero, 0);
+	local_set(&cpu_buffer->ts_extend, 0);
+	local_set(&cpu_buffer->recursion, 0);
+	cpu_buffer->max_depth = 0;
+	cpu_buffer->read = 0;
+	cpu_buffer->read_bytes = 0;
+	cpu_buffer->last_overrun = 0;
+	cpu_buffer->lost_events = 0;
+	cpu_buffer->read_stamp = 0;
+}
+
+static void rb_free_cpu_buffer(struct rbn_cpu_buffer *cpu_buffer)
+{
+	struct rbn_buffer *buffer = cpu_buffer->buffer;
+	struct rbn_bpage *first = cpu_buffer->pages, *page, *next;
+
+	if (first) {
+		page = first;
+		do {
+			next = rb_page_ptr(page->next);
+			rb_free_bpage(buffer, page);
+			page = next;
+		} while (page != first);
+	}
+	if (cpu_buffer->reader_page)
+		rb_free_bpage(buffer, cpu_buffer->reader_page);
+	rbn_port_free(cpu_buffer);
+}
+
+static struct rbn_cpu_buffer *rb_alloc_cpu_buffer(struct rbn_buffer *buffer,
+						  int cpu)
+{
+	struct rbn_cpu_buffer *cpu_buffer;
+	struct rbn_bpage *first, *last;
+
+	cpu_buffer = rbn_port_zalloc(sizeof(*cpu_buffer), cpu);
+	if (!cpu_buffer)
+		return NULL;
+	cpu_buffer->buffer = buffer;
+	cpu_buffer->cpu = cpu;
+	rbn_reader_lock_init(&cpu_buffer->reader_lock);
+
+	cpu_buffer->reader_page = rb_alloc_bpage(buffer, cpu);
+	if (!cpu_buffer->reader_page)
+		goto free_cpu_buffer;
+
+	first = rb_alloc_chain(buffer, cpu, buffer->nr_pages, &last);
+	if (!first)
+		goto free_reader_page;
+	last->next = (unsigned long)first;
+	first->prev = last;
+	cpu_buffer->pages = first;
+	cpu_buffer->nr_pages = buffer->nr_pages;
+
+	rb_reset_cpu(cpu_buffer);
+	return cpu_buffer;
+
+free_reader_page:
+	rb_free_bpage(buffer, cpu_buffer->reader_page);
+free_cpu_buffer:
+	rbn_port_free(cpu_buffer);
+	return NULL;
+}
+
+static unsigned long rb_size_to_pages(struct rbn_buffer *buffer,
+				      unsigned long size)
+{
+	unsigned long nr = DIV_ROUND_UP(size, buffer->subbuf_size);
+
+	return nr < 2 ? 2 : nr;
+}
+
+/**
+ * rbn_alloc - allocate a buffer
+ * @cfg:	size per CPU, sub-buffer order, mode, clock, CPUs
+ *
+ * Return: the buffer, or ERR_PTR(-EINVAL) for a bad configuration,
+ * ERR_PTR(-ENOMEM).
+ */
+struct rbn_buffer *rbn_alloc(const struct rbn_config *cfg)
+{
+	struct rbn_buffer *buffer;
+	int cpu;
+
+	if (!cfg || !cfg->size || cfg->order > RBN_MAX_ORDER ||
+	    cfg->nr_cpus < 0 || cfg->nr_cpus > rbn_port_nr_cpus())
+		return ERR_PTR(-EINVAL);
+	if (!cfg->clock && !RBN_PORT_DEFAULT_CLOCK)
+		return ERR_PTR(-EINVAL);
+
+	buffer = rbn_port_zalloc(sizeof(*buffer), 0);
+	if (!buffer)
+		return ERR_PTR(-ENOMEM);
+	buffer->order = cfg->order;
+	buffer->subbuf_size = (PAGE_SIZE << cfg->order) - RBN_PAGE_HDR_SIZE;
+	/*
+	 * The largest payload still fits a sub-buffer with a large-event
+	 * header and a time extend in front of it.
+	 */
+	buffer->max_data_size = buffer->subbuf_size - RBN_EVENT_HDR_SIZE -
+		sizeof(u32) - RBN_LEN_TIME_EXTEND;
+	buffer->overwrite = cfg->overwrite;
+	buffer->clock = cfg->clock ? cfg->clock : RBN_PORT_DEFAULT_CLOCK;
+	buffer->nr_cpus = cfg->nr_cpus ? cfg->nr_cpus : rbn_port_nr_cpus();
+	buffer->nr_pages = rb_size_to_pages(buffer, cfg->size);
+	if (buffer->nr_pages > RB_WRITE_MASK)
+		goto free_buffer;
+
+	buffer->cpu_buffers = rbn_port_zalloc(buffer->nr_cpus *
+					      sizeof(*buffer->cpu_buffers), 0);
+	if (!buffer->cpu_buffers)
+		goto free_buffer;
+
+	for (cpu = 0; cpu < buffer->nr_cpus; cpu++) {
+		buffer->cpu_buffers[cpu] = rb_alloc_cpu_buffer(buffer, cpu);
+		if (!buffer->cpu_buffers[cpu])
+			goto free_cpu_buffers;
+	}
+	return buffer;
+
+free_cpu_buffers:
+	while (--cpu >= 0)
+		rb_free_cpu_buffer(buffer->cpu_buffers[cpu]);
+	rbn_port_free(buffer->cpu_buffers);
+free_buffer:
+	rbn_port_free(buffer);
+	return ERR_PTR(-ENOMEM);
+}
+
+/**
+ * rbn_free - free a buffer; no writer or reader may use it any more
+ * @buffer:	the buffer, or NULL
+ */
+void rbn_free(struct rbn_buffer *buffer)
+{
+	int cpu;
+
+	if (IS_ERR_OR_NULL(buffer))
+		return;
+	for (cpu = 0; cpu < buffer->nr_cpus; cpu++)
+		rb_free_cpu_buffer(buffer->cpu_buffers[cpu]);
+	rbn_port_free(buffer->cpu_buffers);
+	rbn_port_free(buffer);
+}
+
+/* Stop the writers and wait until none is inside the write path. */
+static void rb_quiesce(struct rbn_buffer *buffer)
+{
+	atomic_inc(&buffer->record_disabled);
+	rbn_port_synchronize_writers();
+}
+
+static void rb_unquiesce(struct rbn_buffer *buffer)
+{
+	atomic_dec(&buffer->record_disabled);
+}
+
+/**
+ * rbn_reset_cpu - drop everything in one CPU's buffer and its counters
+ * @buffer:	the buffer
+ * @cpu:	the CPU
+ *
+ * May sleep (waits for writers in progress).
+ */
+void rbn_reset_cpu(struct rbn_buffer *buffer, int cpu)
+{
+	struct rbn_cpu_buffer *cpu_buffer = rb_reader_cpu(buffer, cpu);
+	unsigned long flags = 0;
+
+	if (!cpu_buffer)
+		return;
+	rb_quiesce(buffer);
+	rbn_reader_lock(&cpu_buffer->reader_lock, flags);
+	rb_reset_cpu(cpu_buffer);
+	rbn_reader_unlock(&cpu_buffer->reader_lock, flags);
+	rb_unquiesce(buffer);
+}
+
+/**
+ * rbn_reset - drop everything in all CPU buffers and their counters
+ * @buffer:	the buffer
+ *
+ * May sleep (waits for writers in progress).
+ */
+void rbn_reset(struct rbn_buffer *buffer)
+{
+	int cpu;
+
+	for (cpu = 0; cpu < buffer->nr_cpus; cpu++)
+		rbn_reset_cpu(buffer, cpu);
+}
+
+/*
+ * Sub-buffers are added and removed right after an anchor page: the tail
+ * page, or when a reader took the tail page out of the ring (it caught up
+ * with the writer), the ring page in front of the head. Either way the
+ * pages after the anchor up to the head hold nothing unread.
+ */
+static struct rbn_bpage *rb_resize_anchor(struct rbn_cpu_buffer *cpu_buffer)
+{
+	if (rb_is_reader_page(cpu_buffer, cpu_buffer->tail_page))
+		return rb_set_head_page(cpu_buffer)->prev;
+	return cpu_buffer->tail_page;
+}
+
+static unsigned long rb_free_pages(struct rbn_cpu_buffer *cpu_buffer)
+{
+	struct rbn_bpage *page = cpu_buffer->tail_page;
+	unsigned long nr = 0;
+
+	if (rb_is_reader_page(cpu_buffer, page))
+		return cpu_buffer->nr_pages;
+	while (rb_is_head_page(rb_next_page(page), page) == RB_PAGE_NORMAL &&
+	       rb_next_page(page) != cpu_buffer->tail_page) {
+		page = rb_next_page(page);
+		nr++;
+	}
+	return nr;
+}
+
+static void rb_insert_pages(struct rbn_cpu_buffer *cpu_buffer,
+			    struct rbn_bpage *first, struct rbn_bpage *last)
+{
+	struct rbn_bpage *anchor = rb_resize_anchor(cpu_buffer);
+
+	/* The last new page takes over the anchor's link and its flag. */
+	last->next = anchor->next;
+	rb_next_page(anchor)->prev = last;
+	first->prev = anchor;
+	anchor->next = (unsigned long)first;
+}
+
+static void rb_remove_pages(struct rbn_cpu_buffer *cpu_buffer,
+			    unsigned long nr)
+{
+	struct rbn_buffer *buffer = cpu_buffer->buffer;
+	struct rbn_bpage *anchor = rb_resize_anchor(cpu_buffer);
+	struct rbn_bpage *page;
+
+	for (; nr; nr--) {
+		page = rb_next_page(anchor);
+		/* A HEAD flag on either link ends up on the new one. */
+		anchor->next = (unsigned long)rb_next_page(page) |
+			(anchor->next & RB_FLAG_MASK) |
+			(page->next & RB_FLAG_MASK);
+		rb_next_page(anchor)->prev = anchor;
+		rb_free_bpage(buffer, page);
+	}
+	/* A writer on the reader page goes on to the new head. */
+	if (rb_is_reader_page(cpu_buffer, cpu_buffer->tail_page))
+		cpu_buffer->tail_page->next = (unsigned long)rb_next_page(anchor);
+	cpu_buffer->pages = anchor;
+	cpu_buffer->head_page = anchor;
+}
+
+/**
+ * rbn_resize - change the number of sub-buffers of every CPU
+ * @buffer:	the buffer
+ * @size:	new size per CPU in bytes
+ *
+ * Growing adds empty sub-buffers behind the tail. Shrinking removes
+ * sub-buffers behind the tail that hold nothing unread; if unread data would
+ * have to go, nothing changes. May sleep.
+ *
+ * Return: 0, -EINVAL for a bad size, -ENOMEM, -EBUSY when shrinking would
+ * drop unread events. On error the buffer is unchanged.
+ */
+int rbn_resize(struct rbn_buffer *buffer, unsigned long size)
+{
+	struct rbn_bpage **first, **last;
+	unsigned long nr_pages, flags = 0;
+	int cpu, ret = 0;
+
+	if (!size)
+		return -EINVAL;
+	nr_pages = rb_size_to_pages(buffer, size);
+	if (nr_pages > RB_WRITE_MASK)
+		return -EINVAL;
+	if (nr_pages == buffer->nr_pages)
+		return 0;
+
+	first = rbn_port_zalloc(2 * buffer->nr_cpus * sizeof(*first), 0);
+	if (!first)
+		return -ENOMEM;
+	last = first + buffer->nr_cpus;
+
+	if (nr_pages > buffer->nr_pages) {
+		for (cpu = 0; cpu < buffer->nr_cpus; cpu++) {
+			first[cpu] = rb_alloc_chain(buffer, cpu,
+						    nr_pages - buffer->nr_pages,
+						    &last[cpu]);
+			if (!first[cpu]) {
+				ret = -ENOMEM;
+				goto free_chains;
+			}
+		}
+	}
+
+	rb_quiesce(buffer);
+	/*
+	 * With the writers stopped, readers can only free more pages: if
+	 * every CPU has enough now, it still has when we remove them.
+	 */
+	for (cpu = 0; cpu < buffer->nr_cpus && nr_pages < buffer->nr_pages; cpu++) {
+		struct rbn_cpu_buffer *cpu_buffer = buffer->cpu_buffers[cpu];
+		unsigned long nr_free;
+
+		rbn_reader_lock(&cpu_buffer->reader_lock, flags);
+		nr_free = rb_free_pages(cpu_buffer);
+		rbn_reader_unlock(&cpu_buffer->reader_lock, flags);
+		if (nr_free < buffer->nr_pages - nr_pages) {
+			ret = -EBUSY;
+			goto unquiesce;
+		}
+	}
+
+	for (cpu = 0; cpu < buffer->nr_cpus; cpu++) {
+		struct rbn_cpu_buffer *cpu_buffer = buffer->cpu_buffers[cpu];
+
+		rbn_reader_lock(&cpu_buffer->reader_lock, flags);
+		if (first[cpu])
+			rb_insert_pages(cpu_buffer, first[cpu], last[cpu]);
+		else
+			rb_remove_pages(cpu_buffer,
+					cpu_buffer->nr_pages - nr_pages);
+		first[cpu] = NULL;
+		cpu_buffer->nr_pages = nr_pages;
+		rb_set_head_page(cpu_buffer);
+		rbn_reader_unlock(&cpu_buffer->reader_lock, flags);
+	}
+	buffer->nr_pages = nr_pages;
+
+unquiesce:
+	rb_unquiesce(buffer);
+free_chains:
+	for (cpu = 0; cpu < buffer->nr_cpus; cpu++) {
+		struct rbn_bpage *page = first[cpu], *next;
+
+		while (page) {
+			next = page == last[cpu] ? NULL : rb_page_ptr(page->next);
+			rb_free_bpage(buffer, page);
+			page = next;
+		}
+	}
+	rbn_port_free(first);
+	return ret;
+}
+
+/**
+ * rbn_record_disable - make writers drop events (not counted)
+ * @buffer:	the buffer
+ *
+ * Calls nest: each needs a rbn_record_enable().
+ */
+void rbn_record_disable(struct rbn_buffer *buffer)
+{
+	atomic_inc(&buffer->record_disabled);
+}
+
+/**
+ * rbn_record_enable - undo one rbn_record_disable()
+ * @buffer:	the buffer
+ */
+void rbn_record_enable(struct rbn_buffer *buffer)
+{
+	atomic_dec(&buffer->record_disabled);
+}
+
+/**
+ * rbn_record_is_on - whether writers record
+ * @buffer:	the buffer
+ *
+ * Return: true when recording is on.
+ */
+bool rbn_record_is_on(struct rbn_buffer *buffer)
+{
+	return !atomic_read(&buffer->record_disabled);
+}
+
+/**
+ * rbn_nr_cpus - number of per-CPU buffers
+ * @buffer:	the buffer
+ *
+ * Return: the number of CPUs.
+ */
+int rbn_nr_cpus(struct rbn_buffer *buffer)
+{
+	return buffer->nr_cpus;
+}
+
+/**
+ * rbn_subbuf_size - bytes of a sub-buffer, header included
+ * @buffer:	the buffer
+ *
+ * Return: PAGE_SIZE << order.
+ */
+unsigned int rbn_subbuf_size(struct rbn_buffer *buffer)
+{
+	return buffer->subbuf_size + RBN_PAGE_HDR_SIZE;
+}
+
+/**
+ * rbn_max_event_size - the largest payload rbn_reserve() accepts
+ * @buffer:	the buffer
+ *
+ * Return: bytes.
+ */
+unsigned int rbn_max_event_size(struct rbn_buffer *buffer)
+{
+	return buffer->max_data_size;
+}
+
+/**
+ * rbn_nr_subbufs - sub-buffers in each CPU's ring (the reader page aside)
+ * @buffer:	the buffer
+ *
+ * Return: the number of sub-buffers.
+ */
+unsigned long rbn_nr_subbufs(struct rbn_buffer *buffer)
+{
+	return buffer->nr_pages;
+}
+
+/**
+ * rbn_size - bytes of event space per CPU
+ * @buffer:	the buffer
+ *
+ * Return: sub-buffers times their data size.
+ */
+unsigned long rbn_size(struct rbn_buffer *buffer)
+{
+	return buffer->nr_pages * buffer->subbuf_size;
+}
+
+/**
+ * rbn_clock - read the buffer's clock
+ * @buffer:	the buffer
+ *
+ * Return: the clock value.
+ */
+u64 rbn_clock(struct rbn_buffer *buffer)
+{
+	return rb_time_stamp(buffer);
+}
+
+/**
+ * rbn_cpu_stats - the counters of one CPU
+ * @buffer:	the buffer
+ * @cpu:	the CPU
+ * @stats:	filled in
+ *
+ * Return: 0, or -EINVAL for a CPU out of range.
+ */
+int rbn_cpu_stats(struct rbn_buffer *buffer, int cpu,
+		  struct rbn_cpu_stats *stats)
+{
+	struct rbn_cpu_buffer *cpu_buffer = rb_reader_cpu(buffer, cpu);
+	unsigned long flags = 0;
+	struct rbn_bpage *page;
+
+	if (!cpu_buffer || !stats)
+		return -EINVAL;
+	memset(stats, 0, sizeof(*stats));
+
+	rbn_reader_lock(&cpu_buffer->reader_lock, flags);
+	stats->written = local_read(&cpu_buffer->entries);
+	stats->overrun = local_read(&cpu_buffer->overrun);
+	stats->read = cpu_buffer->read;
+	stats->entries = rb_num_of_entries(cpu_buffer);
+	stats->bytes = local_read(&cpu_buffer->entries_bytes) -
+		cpu_buffer->read_bytes;
+	page = cpu_buffer->reader_page;
+	if (page->read >= rb_page_commit(page))
+		page = rb_set_head_page(cpu_buffer);
+	stats->oldest_ts = page ? page->page->time_stamp : 0;
+	rbn_reader_unlock(&cpu_buffer->reader_lock, flags);
+
+	stats->commit_overrun = local_read(&cpu_buffer->commit_overrun);
+	stats->dropped = local_read(&cpu_buffer->dropped);
+	stats->now_ts = rb_time_stamp(buffer);
+	stats->ts_slow = local_read(&cpu_buffer->ts_slow);
+	stats->ts_abs = local_read(&cpu_buffer->ts_abs);
+	stats->ts_zero = local_read(&cpu_buffer->ts_zero);
+	stats->ts_extend = local_read(&cpu_buffer->ts_extend);
+	stats->ts_fast = stats->written > stats->ts_slow ?
+		stats->written - stats->ts_slow : 0;
+	stats->max_depth = READ_ONCE(cpu_buffer->max_depth);
+	stats->recursion = local_read(&cpu_buffer->recursion);
+	stats->pages_touched = local_read(&cpu_buffer->pages_touched);
+	return 0;
+}

@@ -1,0 +1,204 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * rb_core.h - rbnest: a per-CPU lockless ring buffer with exact timestamps
+ * for nested writers.
+ *
+ * The on-page format is the ftrace ring buffer's (x86_64): a sub-buffer of
+ * PAGE_SIZE << order bytes starts with a 64-bit time stamp and a 64-bit
+ * commit word, followed by 4-byte aligned events.
+ */
+#ifndef _RB_CORE_H
+#define _RB_CORE_H
+
+#include "rb_port.h"
+
+/* Event types (the 5-bit type_len of the event header). */
+#define RBN_TYPE_DATA_MAX	28	/* 1..28: data of type_len * 4 bytes */
+#define RBN_TYPE_PADDING	29
+#define RBN_TYPE_TIME_EXTEND	30
+#define RBN_TYPE_TIME_STAMP	31
+
+#define RBN_ALIGNMENT		4U
+#define RBN_EVENT_HDR_SIZE	4U	/* type_len:5, time_delta:27 */
+#define RBN_LEN_TIME_EXTEND	8U
+#define RBN_LEN_TIME_STAMP	8U
+
+#define RBN_TS_SHIFT		27
+#define RBN_TS_MASK		((1ULL << RBN_TS_SHIFT) - 1)
+#define RBN_TS_DELTA_TEST	(~RBN_TS_MASK)
+/* An absolute stamp keeps 59 bits; the top 5 come from the last full time. */
+#define RBN_TS_MSB		(0xf8ULL << 56)
+#define RBN_ABS_TS_MASK		(~RBN_TS_MSB)
+
+/* Flags in the commit word of a page handed to a reader. */
+#define RBN_MISSED_EVENTS	(1UL << 31)
+#define RBN_MISSED_STORED	(1UL << 30)
+#define RBN_MISSED_FLAGS	(RBN_MISSED_EVENTS | RBN_MISSED_STORED)
+
+#define RBN_MAX_ORDER		4
+
+/**
+ * struct rbn_event - an event header as it lies in a sub-buffer
+ * @type_len:	0 (length in @array[0]), 1..28 (length/4), or RBN_TYPE_*
+ * @time_delta:	delta from the previous event, in clock units
+ * @array:	length or payload
+ */
+struct rbn_event {
+	u32 type_len:5, time_delta:27;
+	u32 array[];
+};
+
+/**
+ * struct rbn_page - the header of a sub-buffer, as ftrace's buffer_data_page
+ * @time_stamp:	full time stamp of the first event on the page
+ * @commit:	committed bytes of @data, plus RBN_MISSED_* flags for readers
+ * @data:	the events
+ */
+struct rbn_page {
+	u64 time_stamp;
+	local_t commit;
+	unsigned char data[];
+};
+
+#define RBN_PAGE_HDR_SIZE	offsetof(struct rbn_page, data)
+
+/**
+ * enum rbn_label - places in the write path where a nested writer may run
+ *
+ * The test hook is called at each of them. Between any two accesses of the
+ * write path to state shared with nested writers there is one label.
+ */
+enum rbn_label {
+	RBN_LABEL_A_TAIL,	/* A: tail page and write index read */
+	RBN_LABEL_A_BEFORE,	/* A: before_stamp read */
+	RBN_LABEL_A_AFTER,	/* A: write_stamp read */
+	RBN_LABEL_A,		/* A: clock read, delta decided */
+	RBN_LABEL_B,		/* B: before_stamp = ts */
+	RBN_LABEL_C,		/* C: space reserved */
+	RBN_LABEL_D,		/* D: write_stamp = ts (fast path) */
+	RBN_LABEL_SLOW_BEFORE,	/* slow path: before_stamp re-read */
+	RBN_LABEL_SLOW_TS,	/* slow path: clock re-read */
+	RBN_LABEL_SLOW_SET,	/* slow path: before_stamp = new ts */
+	RBN_LABEL_E,		/* E: write_stamp re-read */
+	RBN_LABEL_F,		/* F: write index re-read, delta decided */
+	RBN_LABEL_EVENT,	/* event header written, before the page stamp */
+	RBN_LABEL_PAGE_HEAD,	/* overwrite: old head flagged UPDATE */
+	RBN_LABEL_PAGE_NEW_HEAD, /* overwrite: next page flagged HEAD */
+	RBN_LABEL_PAGE_TAIL,	/* next page claimed, before the tail moves */
+	RBN_LABEL_PAGE_END,	/* tail moved on, old sub-buffer not yet padded */
+	RBN_LABEL_PAGE_NEXT,	/* old sub-buffer padded, before the retry */
+	RBN_LABEL_COMMIT,	/* outermost commit: before the commit moves */
+	RBN_LABEL_COMMIT_END,	/* outermost commit: after committing drops */
+	RBN_NR_LABELS
+};
+
+/* How an event's time stamp was written (rbn_event_flags()). */
+#define RBN_EV_FAST		0x01	/* not interrupted between A and C */
+#define RBN_EV_ABSOLUTE		0x02	/* absolute stamp (forced) */
+#define RBN_EV_SLOW		0x04	/* interrupted between A and C */
+#define RBN_EV_ZERO_DELTA	0x08	/* sandwich: shown at the previous event's time */
+#define RBN_EV_EXTEND		0x10	/* time extend before the event */
+#define RBN_EV_PAGE_START	0x20	/* first event of a sub-buffer */
+
+/**
+ * struct rbn_config - how to build a buffer
+ * @size:	bytes of sub-buffers per CPU (rounded up, at least 2 sub-buffers)
+ * @order:	sub-buffer size is PAGE_SIZE << @order (0..RBN_MAX_ORDER)
+ * @overwrite:	overwrite the oldest data when full instead of dropping new
+ * @clock:	time source, monotonic per CPU; NULL for the port's default
+ * @nr_cpus:	number of per-CPU buffers; 0 for every possible CPU
+ */
+struct rbn_config {
+	unsigned long size;
+	unsigned int order;
+	bool overwrite;
+	u64 (*clock)(void);
+	int nr_cpus;
+};
+
+/**
+ * struct rbn_cpu_stats - per-CPU accounting
+ * @entries:		events in the buffer, not yet read
+ * @written:		events committed
+ * @overrun:		events overwritten before they were read (overwrite mode)
+ * @commit_overrun:	events dropped because nested writers wrapped the buffer
+ * @dropped:		events refused: buffer full (producer/consumer) or too big
+ * @read:		events consumed by readers (per event or by page)
+ * @bytes:		bytes of events and padding in the buffer
+ * @oldest_ts:		time stamp of the oldest unread sub-buffer
+ * @now_ts:		the clock now
+ * @ts_fast:		events not interrupted between A and C
+ * @ts_abs:		events with a forced absolute stamp (nested in A..D)
+ * @ts_slow:		events interrupted before their reserve (slow path)
+ * @ts_zero:		events written with a zero delta (sandwich)
+ * @ts_extend:		time extends written
+ * @max_depth:		deepest writer nesting seen (1 = not nested)
+ * @recursion:		writes rejected by the recursion guard
+ * @pages_touched:	sub-buffers the writer moved onto
+ */
+struct rbn_cpu_stats {
+	u64 entries;
+	u64 written;
+	u64 overrun;
+	u64 commit_overrun;
+	u64 dropped;
+	u64 read;
+	u64 bytes;
+	u64 oldest_ts;
+	u64 now_ts;
+	u64 ts_fast;
+	u64 ts_abs;
+	u64 ts_slow;
+	u64 ts_zero;
+	u64 ts_extend;
+	u64 max_depth;
+	u64 recursion;
+	u64 pages_touched;
+};
+
+struct rbn_buffer;
+
+struct rbn_buffer *rbn_alloc(const struct rbn_config *cfg);
+void rbn_free(struct rbn_buffer *buffer);
+int rbn_resize(struct rbn_buffer *buffer, unsigned long size);
+void rbn_reset(struct rbn_buffer *buffer);
+void rbn_reset_cpu(struct rbn_buffer *buffer, int cpu);
+void rbn_record_disable(struct rbn_buffer *buffer);
+void rbn_record_enable(struct rbn_buffer *buffer);
+bool rbn_record_is_on(struct rbn_buffer *buffer);
+
+int rbn_nr_cpus(struct rbn_buffer *buffer);
+unsigned int rbn_subbuf_size(struct rbn_buffer *buffer);
+unsigned int rbn_max_event_size(struct rbn_buffer *buffer);
+unsigned long rbn_size(struct rbn_buffer *buffer);
+unsigned long rbn_nr_subbufs(struct rbn_buffer *buffer);
+u64 rbn_clock(struct rbn_buffer *buffer);
+
+struct rbn_event *rbn_reserve(struct rbn_buffer *buffer, unsigned int len);
+void rbn_commit(struct rbn_buffer *buffer, struct rbn_event *event);
+int rbn_write(struct rbn_buffer *buffer, unsigned int len, const void *data);
+u64 rbn_event_ts(struct rbn_buffer *buffer, struct rbn_event *event);
+unsigned int rbn_event_flags(struct rbn_buffer *buffer,
+			     struct rbn_event *event);
+
+void *rbn_event_data(struct rbn_event *event);
+unsigned int rbn_event_length(struct rbn_event *event);
+unsigned int rbn_event_data_length(struct rbn_event *event);
+u64 rbn_event_time_delta(struct rbn_event *event);
+u64 rbn_fix_abs_ts(u64 abs, u64 prev);
+
+struct rbn_event *rbn_peek(struct rbn_buffer *buffer, int cpu, u64 *ts,
+			   unsigned long *lost);
+struct rbn_event *rbn_consume(struct rbn_buffer *buffer, int cpu, u64 *ts,
+			      unsigned long *lost);
+bool rbn_empty_cpu(struct rbn_buffer *buffer, int cpu);
+
+void *rbn_alloc_read_page(struct rbn_buffer *buffer, int cpu);
+void rbn_free_read_page(struct rbn_buffer *buffer, int cpu, void *page);
+int rbn_read_page(struct rbn_buffer *buffer, int cpu, void **page,
+		  size_t len, bool full);
+
+int rbn_cpu_stats(struct rbn_buffer *buffer, int cpu,
+		  struct rbn_cpu_stats *stats);
+
+#endif /* _RB_CORE_H */
