@@ -249,18 +249,18 @@ u64 rbn_event_time_delta(struct rbn_event *event)
  * @prev:	the full time stamp before it (page stamp or previous event)
  *
  * An absolute stamp stores 59 bits; clocks with larger values keep their
- * upper five bits from the previous full time, and a carry out of the 59
- * bits shows up as the stamp being smaller than @prev.
+ * upper five bits from the previous full time. Time never goes backwards
+ * in a sub-buffer, so a stamp below @prev carried out of the 59 bits. That
+ * holds also when @prev is below 2^59 and the stamp is the first one above
+ * it, which a check on @prev's upper bits alone would miss.
  *
  * Return: the full 64-bit time stamp.
  */
 u64 rbn_fix_abs_ts(u64 abs, u64 prev)
 {
-	if (prev & RBN_TS_MSB) {
-		abs |= prev & RBN_TS_MSB;
-		if (abs < prev)
-			abs += 1ULL << 59;
-	}
+	abs |= prev & RBN_TS_MSB;
+	if (abs < prev)
+		abs += 1ULL << 59;
 	return abs;
 }
 
