@@ -1,0 +1,446 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * nest_harness.h - deterministic nested writers for the userspace tests.
+ *
+ * A scenario is a tree of writers. The root writes in task context; each
+ * writer may be interrupted at up to two labels of its write path
+ * (RBN_LABEL_*) by a child writer one context level up (softirq, hardirq,
+ * NMI), which may itself be interrupted, and so on. The interrupts are
+ * injected from the core's test hook, so every interleaving the stack
+ * discipline of a CPU allows can be run on the real rb_core.c, one at a
+ * time, and checked against what each writer used.
+ *
+ * A node may also be a reader action: at that label a reader on another
+ * CPU consumes an event or takes a page, which is how the reader/writer
+ * races on the head page are made deterministic.
+ */
+#ifndef _RBN_NEST_HARNESS_H
+#define _RBN_NEST_HARNESS_H
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "rb_core.h"
+
+#define NEST_MAX_NODES		8
+#define NEST_MAX_EVENTS		4096
+#define NEST_FILLER_ID		0xffffu
+
+enum nest_action {
+	NEST_WRITE,		/* a nested writer */
+	NEST_CONSUME,		/* a reader consumes one event */
+	NEST_READ_PAGE,		/* a reader takes a sub-buffer */
+};
+
+struct nest_node {
+	unsigned char nr_child;
+	unsigned char label[2];
+	unsigned char child[2];
+	unsigned char action;
+	unsigned short len;	/* payload bytes of a writer */
+};
+
+struct nest_tree {
+	unsigned char nr;
+	struct nest_node n[NEST_MAX_NODES];
+};
+
+/* What a writer used, captured between reserve and commit. */
+struct nest_record {
+	u64 ts;
+	unsigned int flags;
+	unsigned short len;
+	unsigned char depth;
+	bool written;
+	bool seen;
+};
+
+/* A reader's view of one event. */
+struct nest_read {
+	u64 ts;
+	unsigned int id;
+	unsigned long lost;
+};
+
+struct nest_ctx {
+	struct rbn_buffer *buffer;
+	const struct nest_tree *tree;
+
+	/* the clock */
+	u64 now;
+	u64 step;
+	u64 jump;
+	long jump_at;		/* hook call at which the clock jumps, -1 never */
+	long hook_calls;
+
+	/* writers in progress, innermost last */
+	int depth;
+	int stack[NEST_MAX_NODES];
+	unsigned char fired[NEST_MAX_NODES][2];
+	int planned, fired_total;
+
+	/* what was written and read */
+	unsigned int nr_ids;
+	struct nest_record rec[NEST_MAX_EVENTS];
+	unsigned int nr_read;
+	struct nest_read rd[NEST_MAX_EVENTS];
+	unsigned long lost;
+	unsigned int payload_bad;	/* id + 1 of a corrupted payload */
+	void *page;
+
+	/* path counters, over all scenarios */
+	unsigned long paths[8];
+	unsigned long events;
+	unsigned long reader_actions;
+	char err[256];
+};
+
+static struct nest_ctx *nest_cur;
+
+static u64 nest_clock(void)
+{
+	nest_cur->now += nest_cur->step;
+	return nest_cur->now;
+}
+
+static void nest_fill(void *data, unsigned int id, unsigned int len,
+		      unsigned int depth)
+{
+	unsigned char *p = data;
+	unsigned int i;
+
+	memcpy(p, &id, sizeof(id));
+	for (i = sizeof(id); i < len; i++)
+		p[i] = (unsigned char)(id * 31 + i + depth);
+}
+
+static bool nest_check_fill(const void *data, unsigned int id,
+			    unsigned int len, unsigned int depth)
+{
+	const unsigned char *p = data;
+	unsigned int i;
+
+	for (i = sizeof(id); i < len; i++)
+		if (p[i] != (unsigned char)(id * 31 + i + depth))
+			return false;
+	/* the round-up bytes are zero */
+	for (; i & 3; i++)
+		if (p[i])
+			return false;
+	return true;
+}
+
+static void nest_check_payload(struct nest_ctx *c, unsigned int id,
+			       const void *data)
+{
+	if (id == NEST_FILLER_ID || id >= c->nr_ids || c->payload_bad)
+		return;
+	if (!nest_check_fill(data, id, c->rec[id].len, c->rec[id].depth))
+		c->payload_bad = id + 1;
+}
+
+/* Decode the events of a page taken by a reader, in order. */
+static bool nest_take_page_events(struct nest_ctx *c, const struct rbn_page *pg,
+				  int bytes)
+{
+	unsigned int off = 0, commit = bytes;
+	u64 ts = pg->time_stamp;
+
+	while (off + 4 <= commit) {
+		const struct rbn_event *ev = (const void *)(pg->data + off);
+		unsigned int len;
+
+		switch (ev->type_len) {
+		case RBN_TYPE_PADDING:
+			if (!ev->time_delta)
+				return true;
+			off += ev->array[0] + 4;
+			continue;
+		case RBN_TYPE_TIME_EXTEND:
+			ts += ((u64)ev->array[0] << RBN_TS_SHIFT) | ev->time_delta;
+			off += 8;
+			continue;
+		case RBN_TYPE_TIME_STAMP:
+			ts = rbn_fix_abs_ts(((u64)ev->array[0] << RBN_TS_SHIFT) |
+					    ev->time_delta, ts);
+			off += 8;
+			continue;
+		default:
+			break;
+		}
+		ts += ev->time_delta;
+		len = rbn_event_length((struct rbn_event *)ev);
+		if (off + len > commit || c->nr_read >= NEST_MAX_EVENTS) {
+			snprintf(c->err, sizeof(c->err),
+				 "page event at %u runs past commit %u", off, commit);
+			return false;
+		}
+		c->rd[c->nr_read].ts = ts;
+		memcpy(&c->rd[c->nr_read].id,
+		       rbn_event_data((struct rbn_event *)ev), sizeof(unsigned int));
+		c->rd[c->nr_read].lost = 0;
+		nest_check_payload(c, c->rd[c->nr_read].id,
+				   rbn_event_data((struct rbn_event *)ev));
+		c->nr_read++;
+		off += len;
+	}
+	return true;
+}
+
+static void nest_consume_one(struct nest_ctx *c)
+{
+	struct rbn_event *ev;
+	unsigned long lost = 0;
+	u64 ts;
+
+	ev = rbn_consume(c->buffer, 0, &ts, &lost);
+	if (!ev || c->nr_read >= NEST_MAX_EVENTS)
+		return;
+	c->rd[c->nr_read].ts = ts;
+	memcpy(&c->rd[c->nr_read].id, rbn_event_data(ev), sizeof(unsigned int));
+	c->rd[c->nr_read].lost = lost;
+	nest_check_payload(c, c->rd[c->nr_read].id, rbn_event_data(ev));
+	c->lost += lost;
+	c->nr_read++;
+}
+
+static void nest_read_page(struct nest_ctx *c)
+{
+	const struct rbn_page *pg;
+	int ret;
+
+	ret = rbn_read_page(c->buffer, 0, &c->page, rbn_subbuf_size(c->buffer),
+			    false);
+	if (ret < 0)
+		return;
+	pg = c->page;
+	if (local_read(&pg->commit) & RBN_MISSED_STORED) {
+		unsigned long missed;
+
+		memcpy(&missed, pg->data + ret, sizeof(missed));
+		c->lost += missed;
+	}
+	nest_take_page_events(c, pg, ret);
+}
+
+static void nest_run_node(struct nest_ctx *c, int idx);
+
+static void nest_hook(struct rbn_buffer *buffer, int cpu, int label, void *arg)
+{
+	struct nest_ctx *c = arg;
+	const struct nest_node *nd;
+	int top, i;
+
+	(void)buffer;
+	(void)cpu;
+	if (c->hook_calls++ == c->jump_at)
+		c->now += c->jump;
+	if (!c->depth)
+		return;
+	top = c->stack[c->depth - 1];
+	nd = &c->tree->n[top];
+	for (i = 0; i < nd->nr_child; i++) {
+		if (c->fired[top][i] || nd->label[i] != label)
+			continue;
+		c->fired[top][i] = 1;
+		c->fired_total++;
+		nest_run_node(c, nd->child[i]);
+	}
+}
+
+static void nest_run_node(struct nest_ctx *c, int idx)
+{
+	const struct nest_node *nd = &c->tree->n[idx];
+	int saved = rbn_user_context;
+	struct rbn_event *ev;
+	unsigned int id;
+
+	if (nd->action == NEST_CONSUME) {
+		c->reader_actions++;
+		nest_consume_one(c);
+		return;
+	}
+	if (nd->action == NEST_READ_PAGE) {
+		c->reader_actions++;
+		nest_read_page(c);
+		return;
+	}
+
+	c->stack[c->depth++] = idx;
+	rbn_user_context = c->depth - 1;
+	id = c->nr_ids++;
+	ev = rbn_reserve(c->buffer, nd->len);
+	if (ev) {
+		struct nest_record *r = &c->rec[id];
+
+		r->ts = rbn_event_ts(c->buffer, ev);
+		r->flags = rbn_event_flags(c->buffer, ev);
+		r->len = nd->len;
+		r->depth = c->depth;
+		r->written = true;
+		nest_fill(rbn_event_data(ev), id, nd->len, c->depth);
+		rbn_commit(c->buffer, ev);
+	}
+	rbn_user_context = saved;
+	c->depth--;
+}
+
+/*
+ * Write a filler event of @total bytes (header included) in task context
+ * with the hook off, so that the next event starts where a scenario wants.
+ */
+static bool nest_filler(struct nest_ctx *c, unsigned int total)
+{
+	unsigned int len = total - RBN_EVENT_HDR_SIZE;
+	struct rbn_event *ev;
+
+	if (len > RBN_ALIGNMENT * RBN_TYPE_DATA_MAX)
+		len -= sizeof(u32);
+	ev = rbn_reserve(c->buffer, len);
+	if (!ev || rbn_event_length(ev) != total)
+		return false;
+	nest_fill(rbn_event_data(ev), NEST_FILLER_ID, len, 0);
+	rbn_commit(c->buffer, ev);
+	return true;
+}
+
+/* Reset the buffer, the clock and the records for a new scenario. */
+static void nest_begin(struct nest_ctx *c, const struct nest_tree *t,
+		       u64 base, u64 step, u64 jump, long jump_at)
+{
+	rbn_test_set_hook(NULL, NULL);
+	rbn_reset(c->buffer);
+	c->tree = t;
+	c->now = base;
+	c->step = step;
+	c->jump = jump;
+	c->jump_at = jump_at;
+	c->hook_calls = 0;
+	c->depth = 0;
+	memset(c->fired, 0, sizeof(c->fired));
+	c->fired_total = 0;
+	c->planned = 0;
+	for (int i = 0; i < t->nr; i++)
+		c->planned += t->n[i].nr_child;
+	c->nr_ids = 0;
+	c->nr_read = 0;
+	c->lost = 0;
+	c->payload_bad = 0;
+	c->err[0] = 0;
+	rbn_user_context = 0;
+}
+
+static void nest_run(struct nest_ctx *c)
+{
+	rbn_test_set_hook(nest_hook, c);
+	nest_run_node(c, 0);
+	rbn_test_set_hook(NULL, NULL);
+}
+
+static void nest_drain(struct nest_ctx *c)
+{
+	unsigned int before;
+
+	do {
+		before = c->nr_read;
+		nest_consume_one(c);
+	} while (c->nr_read != before);
+}
+
+/*
+ * The invariants of DESIGN.md on one scenario: every event a reader saw
+ * was written once, with the time its writer used, or (sandwich) the time
+ * of the event before it; time never goes backwards; payloads are intact
+ * (checked by the caller for consumed events); and nothing is lost unless
+ * counted: written = read + lost.
+ */
+static bool nest_check(struct nest_ctx *c, unsigned int extra)
+{
+	unsigned int i, written = 0;
+	u64 prev = 0;
+
+	for (i = 0; i < c->nr_ids; i++)
+		c->rec[i].seen = false;
+	for (i = 0; i < c->nr_ids; i++)
+		written += c->rec[i].written;
+
+	for (i = 0; i < c->nr_read; i++) {
+		struct nest_read *r = &c->rd[i];
+		struct nest_record *w;
+
+		if (i && r->ts < prev) {
+			snprintf(c->err, sizeof(c->err),
+				 "read %u (id %u): time went backwards %" PRIu64
+				 " < %" PRIu64, i, r->id, r->ts, prev);
+			return false;
+		}
+		if (r->id == NEST_FILLER_ID) {
+			prev = r->ts;
+			continue;
+		}
+		if (r->id >= c->nr_ids || !c->rec[r->id].written ||
+		    c->rec[r->id].seen) {
+			snprintf(c->err, sizeof(c->err),
+				 "read %u: unknown or duplicate id %u", i, r->id);
+			return false;
+		}
+		w = &c->rec[r->id];
+		w->seen = true;
+		if (w->flags & RBN_EV_ZERO_DELTA) {
+			if (!i || r->ts != prev) {
+				snprintf(c->err, sizeof(c->err),
+					 "id %u: zero-delta event at %" PRIu64
+					 ", previous at %" PRIu64, r->id, r->ts, prev);
+				return false;
+			}
+		} else if (r->ts != w->ts) {
+			snprintf(c->err, sizeof(c->err),
+				 "id %u (depth %u flags %#x): read %" PRIu64
+				 ", writer used %" PRIu64 " (diff %" PRId64 ")",
+				 r->id, w->depth, w->flags, r->ts, w->ts,
+				 (int64_t)(r->ts - w->ts));
+			return false;
+		}
+		prev = r->ts;
+	}
+
+	if (c->nr_read + c->lost != written + extra) {
+		snprintf(c->err, sizeof(c->err),
+			 "written %u (+%u filler), read %u, lost %lu", written,
+			 extra, c->nr_read, c->lost);
+		return false;
+	}
+	if (c->payload_bad) {
+		snprintf(c->err, sizeof(c->err), "payload of id %u corrupted",
+			 c->payload_bad - 1);
+		return false;
+	}
+	if (rbn_user_warnings) {
+		snprintf(c->err, sizeof(c->err), "core warnings: %lu",
+			 rbn_user_warnings);
+		return false;
+	}
+	for (i = 0; i < c->nr_ids; i++) {
+		unsigned int f = c->rec[i].flags;
+
+		if (!c->rec[i].written)
+			continue;
+		c->events++;
+		if (f & RBN_EV_FAST)
+			c->paths[0]++;
+		if (f & RBN_EV_ABSOLUTE)
+			c->paths[1]++;
+		if (f & RBN_EV_SLOW)
+			c->paths[2]++;
+		if (f & RBN_EV_ZERO_DELTA)
+			c->paths[3]++;
+		if (f & RBN_EV_EXTEND)
+			c->paths[4]++;
+		if (f & RBN_EV_PAGE_START)
+			c->paths[5]++;
+	}
+	return true;
+}
+
+#endif /* _RBN_NEST_HARNESS_H */
