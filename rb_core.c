@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * rb_core.c - rbnest: a per-CPU lockless ring buffer with exact timestamps
- * for nested writers.
+ * rbnest: a per-CPU lockless ring buffer with exact timestamps for nested
+ * writers.
  *
  * This is the nested timestamp algorithm of the ftrace ring buffer
  * (kernel/trace/ring_buffer.c), written again around one question: when
@@ -25,14 +25,19 @@
 #include "rb_core.h"
 
 /*
- * The functions that make up the write path; scripts/coverage checks
- * that each of their branches is taken by the userspace tests.
+ * The functions that make up the write path; the coverage check of the
+ * userspace tests requires each of their branches to be taken.
+ *
+ * rbn-write-path: rbn_reserve rb_reserve_next_event __rb_reserve_next
+ * rbn-write-path: rb_update_event rb_add_time_stamp rb_move_tail
+ * rbn-write-path: rb_reset_tail rb_tail_page_update rb_handle_head_page
+ * rbn-write-path: rb_end_commit rb_set_commit_to_write rbn_commit
+ * rbn-write-path: trace_recursive_lock
  */
-/* rbn-write-path: rbn_reserve rb_reserve_next_event __rb_reserve_next rb_update_event rb_add_time_stamp rb_move_tail rb_reset_tail rb_tail_page_update rb_handle_head_page rb_end_commit rb_set_commit_to_write rbn_commit trace_recursive_lock */
 
 /* The write index and entry counter keep a tail update count above bit 20. */
 #define RB_WRITE_MASK		0xFFFFFUL
-#define RB_WRITE_INTCNT		(1UL << 20)
+#define RB_WRITE_INTCNT		BIT(20)
 
 /* Flags in the low bits of a page's "next" word. */
 #define RB_PAGE_NORMAL		0UL
@@ -622,6 +627,7 @@ static void rb_reset_tail(struct rbn_cpu_buffer *cpu_buffer,
 		 */
 		event->type_len = RBN_TYPE_PADDING;
 		event->time_delta = 0;
+		/* The padding is in place before the index goes back. */
 		smp_wmb();
 		local_sub(length, &tail_page->write);
 		return;
@@ -638,6 +644,7 @@ static void rb_reset_tail(struct rbn_cpu_buffer *cpu_buffer,
 	event->type_len = RBN_TYPE_PADDING;
 	event->time_delta = 1;	/* a zero delta would mean "end of page" */
 	local_add(bsize - tail, &cpu_buffer->entries_bytes);
+	/* The discarded event is in place before the index moves. */
 	smp_wmb();
 	local_sub((tail + length) - bsize, &tail_page->write);
 }
@@ -905,7 +912,8 @@ static struct rbn_event *__rb_reserve_next(struct rbn_cpu_buffer *cpu_buffer,
 		 * only safe delta is zero: we are shown at the time of the
 		 * event in front of us.
 		 */
- /*F*/		if (write == (local_read(&tail_page->write) & RB_WRITE_MASK) &&
+/*F*/
+		if (write == (local_read(&tail_page->write) & RB_WRITE_MASK) &&
 		    info->after == info->before && info->after < ts) {
 			info->delta = ts - info->after;
 		} else {
@@ -1311,6 +1319,7 @@ static struct rbn_event *rb_buffer_peek(struct rbn_cpu_buffer *cpu_buffer,
 		reader = rb_get_reader_page(cpu_buffer);
 		if (!reader)
 			return NULL;
+		/* Read the commit before the events it covers. */
 		smp_rmb();
 		event = rb_reader_event(cpu_buffer);
 		if (RBN_WARN_ON(rb_null_event(event)))
@@ -1472,6 +1481,7 @@ int rbn_read_page(struct rbn_buffer *buffer, int cpu, void **data_page,
 	reader = rb_get_reader_page(cpu_buffer);
 	if (!reader)
 		goto out_unlock;
+	/* Read the commit before the events it covers. */
 	smp_rmb();
 	event = rb_reader_event(cpu_buffer);
 	read = reader->read;

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * rb_core.h - rbnest: a per-CPU lockless ring buffer with exact timestamps
- * for nested writers.
+ * rbnest: a per-CPU lockless ring buffer with exact timestamps for nested
+ * writers.
  *
  * The on-page format is the ftrace ring buffer's (x86_64): a sub-buffer of
  * PAGE_SIZE << order bytes starts with a 64-bit time stamp and a 64-bit
@@ -31,8 +31,8 @@
 #define RBN_ABS_TS_MASK		(~RBN_TS_MSB)
 
 /* Flags in the commit word of a page handed to a reader. */
-#define RBN_MISSED_EVENTS	(1UL << 31)
-#define RBN_MISSED_STORED	(1UL << 30)
+#define RBN_MISSED_EVENTS	BIT(31)
+#define RBN_MISSED_STORED	BIT(30)
 #define RBN_MISSED_FLAGS	(RBN_MISSED_EVENTS | RBN_MISSED_STORED)
 
 #define RBN_MAX_ORDER		4

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * rb_port.h - kernel side of the rbnest port.
+ * The kernel side of the rbnest port.
  *
  * rb_core.c uses the kernel API directly; this header only names the few
  * things that differ between the kernel and the userspace test build.
@@ -78,7 +78,7 @@ static inline int rbn_port_context_level(void)
 #define rbn_port_preempt_disable()	preempt_disable_notrace()
 #define rbn_port_preempt_enable()	preempt_enable_notrace()
 
-typedef raw_spinlock_t rbn_reader_lock_t;
+#define rbn_reader_lock_t		raw_spinlock_t
 #define rbn_reader_lock_init(l)		raw_spin_lock_init(l)
 #define rbn_reader_lock(l, flags)	raw_spin_lock_irqsave((l), (flags))
 #define rbn_reader_unlock(l, flags)	raw_spin_unlock_irqrestore((l), (flags))

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * rb_port.h - userspace side of the rbnest port.
+ * The userspace side of the rbnest port.
  *
  * rb_core.c is written against a small subset of the kernel API. This
  * header provides that subset on top of C11/GCC atomics so that the very
@@ -65,30 +65,70 @@ static inline long PTR_ERR(const void *ptr) { return (long)ptr; }
 static inline bool IS_ERR(const void *ptr) { return IS_ERR_VALUE((unsigned long)ptr); }
 static inline bool IS_ERR_OR_NULL(const void *ptr) { return !ptr || IS_ERR(ptr); }
 
-typedef struct { long a; } local_t;
-typedef struct { long long a; } local64_t;
+/*
+ * local_t: a word that writers on one CPU update with read-modify-write
+ * operations that an interrupt (here: a signal or an injected writer)
+ * cannot split, and that a reader thread may read at any time.
+ */
+typedef struct {
+	long a;
+} local_t;
 
-#define RBN_LOCAL_OPS(type, word)					\
-static inline word type##_read(const type##_t *l)			\
-{ return __atomic_load_n(&l->a, __ATOMIC_ACQUIRE); }			\
-static inline void type##_set(type##_t *l, word v)			\
-{ __atomic_store_n(&l->a, v, __ATOMIC_RELEASE); }			\
-static inline word type##_add_return(word v, type##_t *l)		\
-{ return __atomic_add_fetch(&l->a, v, __ATOMIC_ACQ_REL); }		\
-static inline void type##_add(word v, type##_t *l)			\
-{ __atomic_add_fetch(&l->a, v, __ATOMIC_RELAXED); }			\
-static inline void type##_sub(word v, type##_t *l)			\
-{ __atomic_sub_fetch(&l->a, v, __ATOMIC_RELAXED); }			\
-static inline void type##_inc(type##_t *l) { type##_add(1, l); }	\
-static inline void type##_dec(type##_t *l) { type##_sub(1, l); }	\
-static inline word type##_cmpxchg(type##_t *l, word old, word new)	\
-{									\
-	__atomic_compare_exchange_n(&l->a, &old, new, false,		\
-				    __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST); \
-	return old;							\
+typedef struct {
+	long long a;
+} local64_t;
+
+static inline long local_read(const local_t *l)
+{
+	return __atomic_load_n(&l->a, __ATOMIC_ACQUIRE);
 }
-RBN_LOCAL_OPS(local, long)
-RBN_LOCAL_OPS(local64, long long)
+
+static inline void local_set(local_t *l, long v)
+{
+	__atomic_store_n(&l->a, v, __ATOMIC_RELEASE);
+}
+
+static inline long local_add_return(long v, local_t *l)
+{
+	return __atomic_add_fetch(&l->a, v, __ATOMIC_ACQ_REL);
+}
+
+static inline void local_add(long v, local_t *l)
+{
+	__atomic_add_fetch(&l->a, v, __ATOMIC_RELAXED);
+}
+
+static inline void local_sub(long v, local_t *l)
+{
+	__atomic_sub_fetch(&l->a, v, __ATOMIC_RELAXED);
+}
+
+static inline void local_inc(local_t *l)
+{
+	local_add(1, l);
+}
+
+static inline void local_dec(local_t *l)
+{
+	local_sub(1, l);
+}
+
+static inline long local_cmpxchg(local_t *l, long old, long new)
+{
+	__atomic_compare_exchange_n(&l->a, &old, new, false,
+				    __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);
+	return old;
+}
+
+static inline long long local64_read(const local64_t *l)
+{
+	return __atomic_load_n(&l->a, __ATOMIC_ACQUIRE);
+}
+
+static inline void local64_set(local64_t *l, long long v)
+{
+	__atomic_store_n(&l->a, v, __ATOMIC_RELEASE);
+}
 
 typedef struct { int counter; } atomic_t;
 static inline int atomic_read(const atomic_t *v)
@@ -102,8 +142,9 @@ static inline void atomic_dec(atomic_t *v)
 
 /* Full-barrier compare-and-exchange of a word; returns the old value. */
 #define cmpxchg(ptr, old, new) ({					\
-	typeof(*(ptr)) __o = (old);					\
-	__atomic_compare_exchange_n((ptr), &__o, (new), false,		\
+	typeof(ptr) __p = (ptr);					\
+	typeof(*__p) __o = (old);					\
+	__atomic_compare_exchange_n(__p, &__o, (new), false,		\
 				    __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST); \
 	__o;								\
 })
@@ -186,6 +227,7 @@ typedef pthread_mutex_t rbn_reader_lock_t;
  */
 static inline void rbn_port_synchronize_writers(void)
 {
+	/* Order the caller's record_disabled update before what follows. */
 	smp_mb();
 }
 
