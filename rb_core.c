@@ -904,16 +904,23 @@ static struct rbn_event *__rb_reserve_next(struct rbn_cpu_buffer *cpu_buffer,
 		RBN_HOOK(buffer, cpu, RBN_LABEL_E);
 		barrier();
 		/*
-		 * F: and if the write index did not move since C, nothing
-		 * was written behind us either: the delta from write_stamp
-		 * is exact. A writer that ran between C and F is behind us
-		 * on the page with a time we cannot know any more. Then we
-		 * are sandwiched between two sets of nested events, and the
-		 * only safe delta is zero: we are shown at the time of the
-		 * event in front of us.
+		 * F: and if the write index did not move since C and the
+		 * tail is still on our page, nothing was written behind us
+		 * either: the delta from write_stamp is exact. A writer that
+		 * ran between C and F is behind us with a time we cannot
+		 * know any more. Then we are sandwiched between two sets of
+		 * nested events, and the only safe delta is zero: we are
+		 * shown at the time of the event in front of us.
+		 *
+		 * The write index alone does not tell: when our event ends
+		 * at (or less than 8 bytes before) the end of the sub-buffer,
+		 * a writer that comes after C gives its bytes back here and
+		 * writes on the next page. The tail cannot come back to this
+		 * page while we have not committed.
 		 */
 /*F*/
 		if (write == (local_read(&tail_page->write) & RB_WRITE_MASK) &&
+		    READ_ONCE(cpu_buffer->tail_page) == tail_page &&
 		    info->after == info->before && info->after < ts) {
 			info->delta = ts - info->after;
 		} else {
@@ -1713,7 +1720,9 @@ free_cpu_buffer:
 static unsigned long rb_size_to_pages(struct rbn_buffer *buffer,
 				      unsigned long size)
 {
-	unsigned long nr = DIV_ROUND_UP(size, buffer->subbuf_size);
+	/* Not DIV_ROUND_UP(): it wraps for sizes near ULONG_MAX. */
+	unsigned long nr = size / buffer->subbuf_size +
+		!!(size % buffer->subbuf_size);
 
 	return nr < 2 ? 2 : nr;
 }
@@ -1751,8 +1760,10 @@ struct rbn_buffer *rbn_alloc(const struct rbn_config *cfg)
 	buffer->clock = cfg->clock ? cfg->clock : RBN_PORT_DEFAULT_CLOCK;
 	buffer->nr_cpus = cfg->nr_cpus ? cfg->nr_cpus : rbn_port_nr_cpus();
 	buffer->nr_pages = rb_size_to_pages(buffer, cfg->size);
-	if (buffer->nr_pages > RB_WRITE_MASK)
-		goto free_buffer;
+	if (buffer->nr_pages > RB_WRITE_MASK) {
+		rbn_port_free(buffer);
+		return ERR_PTR(-EINVAL);
+	}
 
 	buffer->cpu_buffers = rbn_port_zalloc(buffer->nr_cpus *
 					      sizeof(*buffer->cpu_buffers), 0);
