@@ -120,11 +120,15 @@ enum pos {
 	POS_EXACT,	/* root exactly fills the sub-buffer */
 	POS_CROSS,	/* root does not fit */
 	POS_NESTED,	/* root fits, the first nested writer does not */
+	POS_FILL_NESTED,	/* a depth-2 event, then the root fill it exactly */
+	POS_FILL_NESTED_ABS,	/* the same with the depth-2 event absolute */
+	POS_SHORT_NESTED,	/* a depth-2 event and the root leave 4 bytes */
 	NR_POS
 };
 
 static const char * const pos_name[NR_POS] = {
-	"page-start", "middle", "exact-fill", "crossing", "nested-crossing"
+	"page-start", "middle", "exact-fill", "crossing", "nested-crossing",
+	"fill-after-nested", "fill-after-abs", "short-after-nested"
 };
 
 /* Bytes left in the sub-buffer before the root writes. */
@@ -142,6 +146,12 @@ static unsigned int pos_room(int pos, unsigned int subbuf)
 	case POS_NESTED:
 		/* the root with a stamp fits; a depth-2 event does not */
 		return root + 8 + 20;
+	case POS_FILL_NESTED:
+		return root + 4 + depth_len[2];
+	case POS_FILL_NESTED_ABS:
+		return root + 4 + depth_len[2] + 8;
+	case POS_SHORT_NESTED:
+		return root + 4 + depth_len[2] + 4;
 	default:
 		return subbuf;
 	}
