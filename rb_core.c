@@ -1551,10 +1551,13 @@ int rbn_read_page(struct rbn_buffer *buffer, int cpu, void **data_page,
 		if (buffer->subbuf_size - commit >= sizeof(missed_events)) {
 			memcpy(&bpage->data[commit], &missed_events,
 			       sizeof(missed_events));
-			local_add(RBN_MISSED_STORED, &bpage->commit);
+			local_set(&bpage->commit, local_read(&bpage->commit) |
+				  RBN_MISSED_STORED);
 			commit += sizeof(missed_events);
 		}
-		local_add(RBN_MISSED_EVENTS, &bpage->commit);
+		/* The page is ours alone now: no writer races with this. */
+		local_set(&bpage->commit, local_read(&bpage->commit) |
+			  RBN_MISSED_EVENTS);
 	}
 	/* This page goes to user space: nothing stale after the data. */
 	if (commit < buffer->subbuf_size)
@@ -1742,7 +1745,7 @@ struct rbn_buffer *rbn_alloc(const struct rbn_config *cfg)
 	if (!cfg || !cfg->size || cfg->order > RBN_MAX_ORDER ||
 	    cfg->nr_cpus < 0 || cfg->nr_cpus > rbn_port_nr_cpus())
 		return ERR_PTR(-EINVAL);
-	if (!cfg->clock && !RBN_PORT_DEFAULT_CLOCK)
+	if (!cfg->clock && !RBN_PORT_HAS_DEFAULT_CLOCK)
 		return ERR_PTR(-EINVAL);
 
 	buffer = rbn_port_zalloc(sizeof(*buffer), 0);

@@ -50,12 +50,13 @@ static inline void rbn_port_free_pages(void *p, unsigned int order)
 	free_pages((unsigned long)p, order);
 }
 
-static u64 rbn_port_local_clock(void)
+static inline u64 rbn_port_local_clock(void)
 {
 	return local_clock();
 }
 
 #define RBN_PORT_DEFAULT_CLOCK	rbn_port_local_clock
+#define RBN_PORT_HAS_DEFAULT_CLOCK	1
 
 #define RBN_NR_CPUS_MAX		NR_CPUS
 
@@ -92,6 +93,6 @@ static inline void rbn_port_synchronize_writers(void)
 #define RBN_WARN_ON(cond)	WARN_ON_ONCE(cond)
 
 /* The write-path test hook compiles to nothing in the module. */
-#define RBN_HOOK(buffer, cpu, label)	do { } while (0)
+#define RBN_HOOK(buffer, cpu, label)	do { (void)(buffer); (void)(cpu); } while (0)
 
 #endif /* _RBN_PORT_KERNEL_H */

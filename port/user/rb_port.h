@@ -181,6 +181,7 @@ static inline void rbn_port_free_pages(void *p, unsigned int order)
 
 /* Userspace has no default clock: the caller supplies one. */
 #define RBN_PORT_DEFAULT_CLOCK	NULL
+#define RBN_PORT_HAS_DEFAULT_CLOCK	0
 
 /*
  * Simulated CPUs and interrupt contexts. Tests and the signal stress set
