@@ -313,10 +313,17 @@ static unsigned long rb_is_head_page(struct rbn_bpage *page,
 	return val & RB_FLAG_MASK;
 }
 
-static bool rb_is_reader_page(struct rbn_cpu_buffer *cpu_buffer,
-			      struct rbn_bpage *page)
+/*
+ * Whether @page is out of the ring, as the reader page is: the page in
+ * front of it does not point to it. The writer must not compare with
+ * cpu_buffer->reader_page, which a reader on another CPU updates only
+ * after its cmpxchg has already put the old reader page into the ring.
+ */
+static bool rb_is_reader_page(struct rbn_bpage *page)
 {
-	return page == cpu_buffer->reader_page;
+	struct rbn_bpage *prev = READ_ONCE(page->prev);
+
+	return !prev || rb_page_ptr(READ_ONCE(prev->next)) != page;
 }
 
 /* cmpxchg the flags of prev->next from @old to @new; returns the old flag. */
@@ -423,12 +430,16 @@ again:
 	while (cpu_buffer->commit_page != READ_ONCE(cpu_buffer->tail_page)) {
 		if (RBN_WARN_ON(!(--max_count)))
 			return;
-		if (RBN_WARN_ON(rb_is_reader_page(cpu_buffer,
-						  READ_ONCE(cpu_buffer->tail_page))))
+		if (RBN_WARN_ON(rb_is_reader_page(READ_ONCE(cpu_buffer->tail_page))))
 			return;
 		/* The writes to this page happened before the tail moved. */
 		local_set(&cpu_buffer->commit_page->page->commit,
 			  rb_page_write(cpu_buffer->commit_page));
+		/*
+		 * A reader that sees the commit leave a page relies on the
+		 * page's commit being final: rb_get_reader_page().
+		 */
+		smp_wmb();
 		WRITE_ONCE(cpu_buffer->commit_page,
 			   rb_next_page(cpu_buffer->commit_page));
 		barrier();
@@ -509,25 +520,18 @@ static int rb_handle_head_page(struct rbn_cpu_buffer *cpu_buffer,
 	 */
 	type = rb_head_page_set(next_page, tail_page, RB_PAGE_HEAD,
 				RB_PAGE_UPDATE);
-	switch (type) {
-	case RB_PAGE_HEAD:
-		/* We flagged it: the events on it are ours to account. */
+	/*
+	 * NORMAL: an interrupt already moved the head for us. MOVED: a
+	 * reader swapped next_page out. Either way: look again.
+	 */
+	if (type == RB_PAGE_NORMAL || type == RB_PAGE_MOVED)
+		return 1;
+	/* HEAD: we flagged it, the events on it are ours to account. */
+	if (type == RB_PAGE_HEAD) {
 		local_add(entries, &cpu_buffer->overrun);
 		local_sub(rb_page_commit(next_page), &cpu_buffer->entries_bytes);
-		break;
-	case RB_PAGE_UPDATE:
-		/* We interrupted a writer in the middle of this update. */
-		break;
-	case RB_PAGE_NORMAL:
-		/* An interrupt already moved the head for us. */
-		return 1;
-	case RB_PAGE_MOVED:
-		/* A reader swapped next_page out: look again. */
-		return 1;
-	default:
-		RBN_WARN_ON(1);
-		return -1;
 	}
+	/* UPDATE: we interrupted a writer in the middle of this push. */
 	RBN_HOOK(buffer, cpu_buffer->cpu, RBN_LABEL_PAGE_HEAD);
 
 	new_head = rb_next_page(next_page);
@@ -669,25 +673,30 @@ static struct rbn_event *rb_move_tail(struct rbn_cpu_buffer *cpu_buffer,
 	}
 
 	if (rb_is_head_page(next_page, tail_page) != RB_PAGE_NORMAL) {
-		if (!rb_is_reader_page(cpu_buffer, commit_page)) {
+		if (!rb_is_reader_page(commit_page)) {
 			if (!buffer->overwrite) {
 				/* Producer/consumer: the buffer is full. */
 				local_inc(&cpu_buffer->dropped);
 				goto out_reset;
 			}
+			RBN_HOOK(buffer, cpu_buffer->cpu, RBN_LABEL_PAGE_FULL);
 			ret = rb_handle_head_page(cpu_buffer, tail_page,
 						  next_page);
-			if (ret < 0)
+			if (ret < 0)	/* rbn-cov-ignore: after a warning */
 				goto out_reset;
 			if (ret)
 				goto out_again;
-		} else if (unlikely(commit_page != cpu_buffer->tail_page)) {
+		} else {
 			/*
 			 * The commit is still on the reader page and the
-			 * tail went all the way round: nested writers filled
-			 * the buffer. The tail may leave the reader page, it
-			 * may not lap the commit.
+			 * tail went all the way round the ring: nested
+			 * writers filled the buffer. The tail may not lap
+			 * the commit. (A tail on the reader page itself never
+			 * gets here: the HEAD flag is on the pointer from the
+			 * ring page in front of the head, not on the reader
+			 * page's own next pointer.)
 			 */
+			RBN_WARN_ON(commit_page == READ_ONCE(cpu_buffer->tail_page));
 			local_inc(&cpu_buffer->commit_overrun);
 			goto out_reset;
 		}
@@ -945,8 +954,12 @@ static struct rbn_event *__rb_reserve_next(struct rbn_cpu_buffer *cpu_buffer,
 		}
 	}
 
-	/* The first event of a sub-buffer takes the page's time stamp. */
-	if (unlikely(!tail && !(info->add_timestamp & RB_ADD_STAMP_FORCE))) {
+	/*
+	 * The first event of a sub-buffer takes the page's time stamp. It
+	 * never has FORCE: A saw w == 0 (fast path), or the slow path
+	 * dropped it.
+	 */
+	if (unlikely(!tail)) {
 		info->delta = 0;
 		info->flags &= ~RBN_EV_ZERO_DELTA;
 		info->flags |= RBN_EV_PAGE_START;
@@ -963,7 +976,7 @@ static struct rbn_event *__rb_reserve_next(struct rbn_cpu_buffer *cpu_buffer,
 
 	local_inc(&tail_page->entries);
 	if (unlikely(!tail))
-		tail_page->page->time_stamp = info->ts;
+		WRITE_ONCE(tail_page->page->time_stamp, info->ts);
 	local_add(info->length, &cpu_buffer->entries_bytes);
 
 	return event;
@@ -1040,7 +1053,7 @@ struct rbn_event *rbn_reserve(struct rbn_buffer *buffer, unsigned int len)
 	if (unlikely(atomic_read(&buffer->record_disabled)))
 		goto out;
 	cpu = rbn_port_cpu();
-	if (unlikely(cpu < 0 || cpu >= buffer->nr_cpus))
+	if (unlikely((unsigned int)cpu >= buffer->nr_cpus))
 		goto out;
 	cpu_buffer = buffer->cpu_buffers[cpu];
 	if (unlikely(!len || len > buffer->max_data_size)) {
@@ -1052,7 +1065,7 @@ struct rbn_event *rbn_reserve(struct rbn_buffer *buffer, unsigned int len)
 
 	cpu_buffer->nest++;
 	if (unlikely(cpu_buffer->nest > cpu_buffer->max_depth))
-		cpu_buffer->max_depth = cpu_buffer->nest;
+		WRITE_ONCE(cpu_buffer->max_depth, cpu_buffer->nest);
 
 	event = rb_reserve_next_event(cpu_buffer, len);
 	if (unlikely(!event))
@@ -1201,11 +1214,10 @@ static void rb_init_bpage(struct rbn_bpage *bpage)
  */
 static struct rbn_bpage *rb_get_reader_page(struct rbn_cpu_buffer *cpu_buffer)
 {
-	struct rbn_bpage *reader = NULL;
+	struct rbn_bpage *reader = NULL, *commit_page;
 	unsigned long overwrite;
 	unsigned long val;
 	int nr_loops = 0;
-	int nr_spins = 0;
 
 again:
 	/*
@@ -1218,6 +1230,15 @@ again:
 	}
 
 	reader = cpu_buffer->reader_page;
+	/*
+	 * Read where the commit is first, the page's commit after: the
+	 * writer may still be on the reader page, commit more and move on
+	 * between the two reads. Read the other way round, we could find
+	 * the page used up by a stale commit and recycle events that were
+	 * just committed.
+	 */
+	commit_page = READ_ONCE(cpu_buffer->commit_page);
+	smp_rmb();
 	if (reader->read < rb_page_commit(reader))
 		goto out;
 	if (RBN_WARN_ON(reader->read > rb_page_commit(reader))) {
@@ -1227,7 +1248,7 @@ again:
 
 	reader = NULL;
 	/* The writer is still on the reader page: nothing more to read. */
-	if (READ_ONCE(cpu_buffer->commit_page) == cpu_buffer->reader_page)
+	if (commit_page == cpu_buffer->reader_page)
 		goto out;
 	if (rb_num_of_entries(cpu_buffer) == 0)
 		goto out;
@@ -1235,13 +1256,11 @@ again:
 	rb_init_bpage(cpu_buffer->reader_page);
 
 spin:
-	if (RBN_WARN_ON(++nr_spins > 100000))
-		goto out;
 	reader = rb_set_head_page(cpu_buffer);
 	if (!reader)
 		goto out;
 	cpu_buffer->reader_page->next = (unsigned long)rb_next_page(reader);
-	cpu_buffer->reader_page->prev = reader->prev;
+	WRITE_ONCE(cpu_buffer->reader_page->prev, reader->prev);
 	cpu_buffer->pages = reader->prev;
 	/* The reader page will point to the new head. */
 	cpu_buffer->reader_page->next |= RB_PAGE_HEAD;
@@ -1257,12 +1276,18 @@ spin:
 	val = (unsigned long)reader | RB_PAGE_HEAD;
 	if (cmpxchg(&reader->prev->next, val,
 		    (unsigned long)cpu_buffer->reader_page) != val) {
+		/*
+		 * A writer is pushing the head (UPDATE) or pushed it on. It
+		 * runs with preemption off and is done soon; in userspace
+		 * its thread may have been preempted, hence the relax.
+		 */
+		rbn_port_cpu_relax();
 		reader = NULL;
 		goto spin;
 	}
 
 	/* Swapped: the new head points back to the old reader page. */
-	rb_next_page(reader)->prev = cpu_buffer->reader_page;
+	WRITE_ONCE(rb_next_page(reader)->prev, cpu_buffer->reader_page);
 	cpu_buffer->head_page = rb_next_page(cpu_buffer->reader_page);
 	cpu_buffer->reader_page = reader;
 	reader->read = 0;
@@ -1471,7 +1496,7 @@ int rbn_read_page(struct rbn_buffer *buffer, int cpu, void **data_page,
 {
 	struct rbn_cpu_buffer *cpu_buffer = rb_reader_cpu(buffer, cpu);
 	unsigned long missed_events, commit, read, flags = 0;
-	struct rbn_bpage *reader;
+	struct rbn_bpage *reader, *commit_page;
 	struct rbn_event *event;
 	struct rbn_page *bpage;
 	int ret = -EAGAIN;
@@ -1488,15 +1513,18 @@ int rbn_read_page(struct rbn_buffer *buffer, int cpu, void **data_page,
 	reader = rb_get_reader_page(cpu_buffer);
 	if (!reader)
 		goto out_unlock;
-	/* Read the commit before the events it covers. */
+	/*
+	 * Where the commit is before the page's commit (see
+	 * rb_get_reader_page()), the page's commit before its events.
+	 */
+	commit_page = READ_ONCE(cpu_buffer->commit_page);
 	smp_rmb();
 	event = rb_reader_event(cpu_buffer);
 	read = reader->read;
 	commit = rb_page_commit(reader);
 	missed_events = cpu_buffer->lost_events;
 
-	if (read || len < commit - read ||
-	    READ_ONCE(cpu_buffer->commit_page) == reader) {
+	if (read || len < commit - read || commit_page == reader) {
 		unsigned long rpos = read, pos = 0, size;
 		u64 save_timestamp;
 
@@ -1860,7 +1888,7 @@ void rbn_reset(struct rbn_buffer *buffer)
  */
 static struct rbn_bpage *rb_resize_anchor(struct rbn_cpu_buffer *cpu_buffer)
 {
-	if (rb_is_reader_page(cpu_buffer, cpu_buffer->tail_page))
+	if (rb_is_reader_page(cpu_buffer->tail_page))
 		return rb_set_head_page(cpu_buffer)->prev;
 	return cpu_buffer->tail_page;
 }
@@ -1870,7 +1898,7 @@ static unsigned long rb_free_pages(struct rbn_cpu_buffer *cpu_buffer)
 	struct rbn_bpage *page = cpu_buffer->tail_page;
 	unsigned long nr = 0;
 
-	if (rb_is_reader_page(cpu_buffer, page))
+	if (rb_is_reader_page(page))
 		return cpu_buffer->nr_pages;
 	while (rb_is_head_page(rb_next_page(page), page) == RB_PAGE_NORMAL &&
 	       rb_next_page(page) != cpu_buffer->tail_page) {
@@ -1909,7 +1937,7 @@ static void rb_remove_pages(struct rbn_cpu_buffer *cpu_buffer,
 		rb_free_bpage(buffer, page);
 	}
 	/* A writer on the reader page goes on to the new head. */
-	if (rb_is_reader_page(cpu_buffer, cpu_buffer->tail_page))
+	if (rb_is_reader_page(cpu_buffer->tail_page))
 		cpu_buffer->tail_page->next = (unsigned long)rb_next_page(anchor);
 	cpu_buffer->pages = anchor;
 	cpu_buffer->head_page = anchor;
@@ -2134,7 +2162,7 @@ int rbn_cpu_stats(struct rbn_buffer *buffer, int cpu,
 	page = cpu_buffer->reader_page;
 	if (page->read >= rb_page_commit(page))
 		page = rb_set_head_page(cpu_buffer);
-	stats->oldest_ts = page ? page->page->time_stamp : 0;
+	stats->oldest_ts = page ? READ_ONCE(page->page->time_stamp) : 0;
 	rbn_reader_unlock(&cpu_buffer->reader_lock, flags);
 
 	stats->commit_overrun = local_read(&cpu_buffer->commit_overrun);

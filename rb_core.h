@@ -82,6 +82,7 @@ enum rbn_label {
 	RBN_LABEL_E,		/* E: write_stamp re-read */
 	RBN_LABEL_F,		/* F: write index re-read, delta decided */
 	RBN_LABEL_EVENT,	/* event header written, before the page stamp */
+	RBN_LABEL_PAGE_FULL,	/* overwrite: the next page is the head */
 	RBN_LABEL_PAGE_HEAD,	/* overwrite: old head flagged UPDATE */
 	RBN_LABEL_PAGE_NEW_HEAD, /* overwrite: next page flagged HEAD */
 	RBN_LABEL_PAGE_TAIL,	/* next page claimed, before the tail moves */

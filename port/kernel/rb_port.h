@@ -79,6 +79,8 @@ static inline int rbn_port_context_level(void)
 #define rbn_port_preempt_disable()	preempt_disable_notrace()
 #define rbn_port_preempt_enable()	preempt_enable_notrace()
 
+#define rbn_port_cpu_relax()	cpu_relax()
+
 #define rbn_reader_lock_t		raw_spinlock_t
 #define rbn_reader_lock_init(l)		raw_spin_lock_init(l)
 #define rbn_reader_lock(l, flags)	raw_spin_lock_irqsave((l), (flags))

@@ -22,6 +22,7 @@
 
 #include <errno.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -213,6 +214,12 @@ static inline int rbn_port_context_level(void)
 /* A writer runs with preemption disabled; a thread is never migrated. */
 #define rbn_port_preempt_disable()	do { } while (0)
 #define rbn_port_preempt_enable()	do { } while (0)
+
+/* A reader waiting for a writer's head push; its thread may be preempted. */
+static inline void rbn_port_cpu_relax(void)
+{
+	sched_yield();
+}
 
 /* Reader serialization. */
 typedef pthread_mutex_t rbn_reader_lock_t;
