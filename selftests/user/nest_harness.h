@@ -38,6 +38,7 @@ struct nest_node {
 	unsigned char label[2];
 	unsigned char child[2];
 	unsigned char action;
+	unsigned char repeat;	/* a writer writes 1 + repeat events */
 	unsigned short len;	/* payload bytes of a writer */
 };
 
@@ -269,18 +270,20 @@ static void nest_run_node(struct nest_ctx *c, int idx)
 
 	c->stack[c->depth++] = idx;
 	rbn_user_context = c->depth - 1;
-	id = c->nr_ids++;
-	ev = rbn_reserve(c->buffer, nd->len);
-	if (ev) {
-		struct nest_record *r = &c->rec[id];
+	for (int i = 0; i <= nd->repeat && c->nr_ids < NEST_MAX_EVENTS; i++) {
+		id = c->nr_ids++;
+		ev = rbn_reserve(c->buffer, nd->len);
+		if (ev) {
+			struct nest_record *r = &c->rec[id];
 
-		r->ts = rbn_event_ts(c->buffer, ev);
-		r->flags = rbn_event_flags(c->buffer, ev);
-		r->len = nd->len;
-		r->depth = c->depth;
-		r->written = true;
-		nest_fill(rbn_event_data(ev), id, nd->len, c->depth);
-		rbn_commit(c->buffer, ev);
+			r->ts = rbn_event_ts(c->buffer, ev);
+			r->flags = rbn_event_flags(c->buffer, ev);
+			r->len = nd->len;
+			r->depth = c->depth;
+			r->written = true;
+			nest_fill(rbn_event_data(ev), id, nd->len, c->depth);
+			rbn_commit(c->buffer, ev);
+		}
 	}
 	rbn_user_context = saved;
 	c->depth--;

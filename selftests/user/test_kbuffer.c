@@ -435,6 +435,7 @@ static const char * const label_names[RBN_NR_LABELS] = {
 	[RBN_LABEL_E] = "E",
 	[RBN_LABEL_F] = "F",
 	[RBN_LABEL_EVENT] = "EVENT",
+	[RBN_LABEL_PAGE_FULL] = "PAGE_FULL",
 	[RBN_LABEL_PAGE_HEAD] = "PAGE_HEAD",
 	[RBN_LABEL_PAGE_NEW_HEAD] = "PAGE_NEW_HEAD",
 	[RBN_LABEL_PAGE_TAIL] = "PAGE_TAIL",
@@ -1090,7 +1091,8 @@ static void test_workload(const struct wl *wl)
 		for (i = 0; wl->all_labels && i < RBN_NR_LABELS; i++) {
 			if (a->inject[i])
 				continue;
-			if (!wl->overwrite && (i == RBN_LABEL_PAGE_HEAD ||
+			if (!wl->overwrite && (i == RBN_LABEL_PAGE_FULL ||
+					       i == RBN_LABEL_PAGE_HEAD ||
 					       i == RBN_LABEL_PAGE_NEW_HEAD))
 				continue;
 			failf("no nested writer ran at label %s",

@@ -336,7 +336,7 @@ static bool family_overwrite(void)
 	};
 	static struct nest_tree ow[MAX_TREES];
 	unsigned long paths0[8];
-	int nr = 0, l1, l2, a1, a2, t, pos, i;
+	int nr = 0, l1, l2, a1, a2, r1, t, pos, i;
 
 	ctx.buffer = rbn_alloc(&cfg);
 	if (IS_ERR(ctx.buffer))
@@ -345,17 +345,18 @@ static bool family_overwrite(void)
 	memcpy(paths0, ctx.paths, sizeof(paths0));
 
 	/*
-	 * Root (1300 bytes) interrupted at l1 by a writer or a reader
-	 * action, which (if a writer) is interrupted at l2 by a writer or a
-	 * reader action.
+	 * Root (1300 bytes) interrupted at l1 by a writer (of one or four
+	 * events) or a reader action, which (if a writer) is interrupted at
+	 * l2 by a writer or a reader action.
 	 */
 	for (l1 = 0; l1 < RBN_NR_LABELS; l1++)
 	for (a1 = NEST_WRITE; a1 <= NEST_READ_PAGE; a1++)
+	for (r1 = 0; r1 <= 3; r1 += 3)
 	for (l2 = 0; l2 <= RBN_NR_LABELS; l2++)
 	for (a2 = NEST_WRITE; a2 <= NEST_READ_PAGE; a2++) {
 		struct nest_tree *tr;
 
-		if (a1 != NEST_WRITE && (l2 || a2))
+		if (a1 != NEST_WRITE && (l2 || a2 || r1))
 			continue;
 		/*
 		 * A reader that finds the head flagged UPDATE waits for the
@@ -379,6 +380,8 @@ static bool family_overwrite(void)
 		tr->n[0].label[0] = l1;
 		tr->n[0].child[0] = 1;
 		tr->n[1].action = a1;
+		/* a nested writer of four events crosses pages itself */
+		tr->n[1].repeat = r1;
 		tr->n[1].len = 1300;
 		tr->nr = 2;
 		if (a1 == NEST_WRITE && l2 < RBN_NR_LABELS) {

@@ -2771,6 +2771,10 @@ static void t_multi_cpu(void)
 		CHECK(rbn_empty_cpu(b, 4), "cpu 4 not empty");
 		CHECK(rbn_read_page(b, 4, &page, rbn_subbuf_size(b), false) ==
 		      -EINVAL, "read_page cpu 4");
+		/* A writer on a CPU the buffer has no buffer for writes nothing. */
+		rbn_user_cpu = 4;
+		CHECK(rbn_reserve(b, 8) == NULL, "reserve on cpu 4");
+		CHECK(rbn_write(b, 8, "12345678") == -EBUSY, "write on cpu 4");
 		rbn_user_cpu = 0;
 		wr(b, 8, 0);
 		ret = rbn_read_page(b, 0, &page, 8, false);
