@@ -1235,10 +1235,11 @@ again:
 	 * writer may still be on the reader page, commit more and move on
 	 * between the two reads. Read the other way round, we could find
 	 * the page used up by a stale commit and recycle events that were
-	 * just committed.
+	 * just committed. Pairs with the smp_wmb() in
+	 * rb_set_commit_to_write().
 	 */
 	commit_page = READ_ONCE(cpu_buffer->commit_page);
-	smp_rmb();
+	smp_rmb(); /* commit_page, then the page's commit */
 	if (reader->read < rb_page_commit(reader))
 		goto out;
 	if (RBN_WARN_ON(reader->read > rb_page_commit(reader))) {
@@ -1518,7 +1519,7 @@ int rbn_read_page(struct rbn_buffer *buffer, int cpu, void **data_page,
 	 * rb_get_reader_page()), the page's commit before its events.
 	 */
 	commit_page = READ_ONCE(cpu_buffer->commit_page);
-	smp_rmb();
+	smp_rmb(); /* commit_page, then the page's commit and events */
 	event = rb_reader_event(cpu_buffer);
 	read = reader->read;
 	commit = rb_page_commit(reader);
