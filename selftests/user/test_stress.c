@@ -1,0 +1,1251 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * test_stress.c - signal-driven nesting stress of the rbnest core.
+ *
+ * One writer thread per simulated CPU writes events in a loop in task
+ * context. Three POSIX timers per thread, aimed at that thread, raise
+ * SIGRTMIN, SIGRTMIN + 1 and SIGRTMIN + 2 every few tens of microseconds
+ * (jittered). Their handlers play softirq, hardirq and NMI: a handler may be
+ * interrupted by the handlers of the higher levels only, so writers nest up
+ * to four deep (task -> softirq -> hardirq -> NMI), at any instruction of
+ * the write path. A reader thread consumes concurrently, mixing
+ * rbn_consume() with rbn_read_page() (pages decoded here), and drains the
+ * buffer once the writers stopped.
+ *
+ * Every event carries its CPU, context level, nesting depth, a per-CPU
+ * sequence number, the time stamp and flags the core reported to its writer
+ * between reserve and commit, and a checksum. The reader checks, per CPU:
+ * rebuilt time stamps never decrease; each one equals its writer's
+ * rbn_event_ts(), except events written with a zero delta (RBN_EV_ZERO_DELTA)
+ * which show the time of the event before them; payloads are intact;
+ * sequence numbers are unique; nothing is lost silently. Two runs: producer/
+ * consumer mode with a buffer the reader mostly keeps up with (written ==
+ * read, refused writes == stats.dropped), then overwrite mode with an
+ * 8-page ring (written == read + lost counts from consume and from the
+ * pages == read + stats.overrun). The core's counters must agree with the
+ * flags the writers saw, and the core must not warn.
+ *
+ * Diagnostics: events per CPU and per context level, the nesting depth
+ * histogram by context (task = 1 .. NMI over hardirq over softirq over
+ * task = 4) and inside the write path (how many writers between
+ * rbn_reserve() and rbn_commit() were below the event), how often a handler
+ * hit rbn_reserve() or the reserve..commit window, the RBN_EV_* flags per
+ * level and the core's ts_* counters. Depth 4 is rare by nature (three
+ * handlers must land inside each other); it is reported as a skipped test
+ * case when a run never reaches it (under TSan, which delivers signals at
+ * its own points, it usually does not).
+ *
+ * Knobs (environment):
+ *   RBN_STRESS_EVENTS   events to commit in the whole run (default 10^7,
+ *                       split between the two modes and over the CPUs;
+ *                       "1e6" works too)
+ *   RBN_STRESS_SECONDS  time cap of the whole run (default 40)
+ *   RBN_STRESS_CPUS     simulated CPUs, one writer thread each (default 2)
+ *
+ * The line "# rate: N events/s" is meant for benchmark scripts.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <inttypes.h>
+#include <pthread.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "rb_core.h"
+#include "ktap.h"
+
+#ifndef sigev_notify_thread_id
+#define sigev_notify_thread_id	_sigev_un._tid
+#endif
+
+#define NR_LEVELS		4	/* task, softirq, hardirq, NMI */
+#define MAX_DEPTH		4
+#define NR_FLAGS		6	/* RBN_EV_* bits */
+#define NR_MSGS			8	/* failure messages kept per CPU */
+#define COMMIT_LEN_MASK		((1UL << 20) - 1)
+
+#define DEFAULT_EVENTS		10000000ULL
+#define MAX_EVENTS		1000000000ULL	/* sequence bitmaps stay small */
+#define DEFAULT_SECONDS		40.0
+#define DEFAULT_CPUS		2
+
+/*
+ * Payload sizes: the record below (24 bytes, the smallest event here), then
+ * filler up to 256 bytes; lengths that are not multiples of 4 are common.
+ */
+#define LEN_MAX			256U
+
+static const char * const level_name[NR_LEVELS] = {
+	"task", "softirq", "hardirq", "nmi"
+};
+
+static const char * const flag_name[NR_FLAGS] = {
+	"fast", "absolute", "slow", "zero_delta", "extend", "page_start"
+};
+
+/* Timer period of each level: min + [0, span) ns, re-drawn at each shot. */
+static const long period_min_ns[NR_LEVELS] = { 0, 9000, 12000, 15000 };
+static const long period_span_ns[NR_LEVELS] = { 0, 40000, 45000, 50000 };
+/* A handler of each level writes 1..N events. */
+static const unsigned int handler_events[NR_LEVELS] = { 0, 8, 4, 3 };
+
+/*
+ * The head of every payload. Events are only 4-byte aligned in a page, so
+ * it is always copied in and out with memcpy().
+ */
+struct stress_rec {
+	u32 seq;		/* per-CPU sequence number */
+	u16 len;		/* payload bytes as written */
+	u8 cpu;
+	u8 level_depth;		/* context level | nesting depth << 4 */
+	u64 ts;			/* rbn_event_ts() seen by the writer */
+	u32 flags;		/* rbn_event_flags() seen by the writer */
+	u32 csum;		/* over the payload, with this field zero */
+};
+
+#define LEN_MIN			((unsigned int)sizeof(struct stress_rec))
+
+/*
+ * Per writer thread (= per CPU). The thread and its signal handlers share
+ * it. Every counter array is indexed by context level and is written only
+ * by code running at that level, which cannot interrupt itself, so plain
+ * increments are safe against the handlers. The volatile fields are the
+ * ones a handler reads or changes under the interrupted code (what
+ * volatile is for in C, together with signal handlers); a handler always
+ * puts back what it changed before it returns.
+ */
+struct wstate {
+	int cpu;
+	pthread_t thread;
+	timer_t timer[NR_LEVELS];
+	bool timer_ok[NR_LEVELS];
+	int timer_err;
+
+	volatile int depth;			/* 1 in the task loop */
+	volatile int stop;			/* handlers: no more writes */
+	volatile char in_reserve[NR_LEVELS];	/* inside rbn_reserve() */
+	volatile char in_write[NR_LEVELS];	/* reserve .. commit */
+
+	u64 seq;				/* atomic: shared by all levels */
+	u64 target;				/* the task loop stops here */
+	u64 seq_limit;				/* the handlers stop here */
+	u64 rng[NR_LEVELS];
+
+	u64 written[NR_LEVELS];
+	u64 refused[NR_LEVELS];
+	u64 ctx_depth[NR_LEVELS][MAX_DEPTH + 1];
+	u64 wr_depth[NR_LEVELS][MAX_DEPTH + 1];
+	u64 flags[NR_LEVELS][NR_FLAGS];
+	u64 signals[NR_LEVELS];
+	u64 hit_reserve[NR_LEVELS];
+	u64 hit_window[NR_LEVELS];
+	u64 t_start, t_end;
+} __attribute__((aligned(64)));
+
+/* Per CPU, owned by the reader thread. */
+struct rstate {
+	void *page;
+	u64 rng;
+
+	u64 last_ts;
+	bool have_last;
+	bool contiguous;	/* nothing lost since the last event read */
+
+	u64 read;
+	u64 read_consume;
+	u64 read_page;
+	u64 pages;
+	u64 lost;		/* lost counts from consume and from pages */
+	u64 lost_unknown;	/* pages flagged missed without a count */
+	u64 zero;		/* events flagged RBN_EV_ZERO_DELTA read */
+	u64 zero_exact;		/* ... checked equal to the event before */
+	u64 extends;		/* time extends seen in pages */
+	u64 abs_stamps;		/* absolute stamps seen in pages */
+	u64 paddings;		/* discarded-event paddings seen in pages */
+
+	u64 err_intact;		/* payload, length, CPU, sequence, format */
+	u64 err_ts;		/* time stamps */
+	u64 err_api;		/* unexpected return values */
+	int nr_msgs;
+	char msgs[NR_MSGS][160];
+
+	u8 *seen;		/* bitmap of sequence numbers */
+	u64 seen_cap;
+	u64 seq_max;
+};
+
+struct mode {
+	const char *name;
+	bool overwrite;
+	unsigned long size;
+};
+
+struct mode_result {
+	u64 events;
+	double seconds;
+	bool intact_ok, ts_ok, count_ok, stats_ok;
+	u64 max_ctx_depth, max_wr_depth, core_max_depth;
+	u64 slow_abs;
+};
+
+static struct rbn_buffer *stress_buf;
+static unsigned int subbuf_size;
+static int nr_cpus = DEFAULT_CPUS;
+static int sig_base;
+static u64 deadline_ns;
+static int readers_stop;
+static struct wstate *wst;
+static struct rstate *rst;
+static pthread_barrier_t start_barrier;
+static __thread struct wstate *this_w;
+
+/* Async-signal-safe and monotonic: the clock of the buffer. */
+static u64 stress_clock(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (u64)t.tv_sec * 1000000000ULL + (u64)t.tv_nsec;
+}
+
+static u64 rng_next(u64 *s)
+{
+	u64 x = *s;
+
+	x ^= x << 13;
+	x ^= x >> 7;
+	x ^= x << 17;
+	*s = x;
+	return x;
+}
+
+static unsigned int pick_len(u64 *rng)
+{
+	u64 r = rng_next(rng);
+
+	/* Mostly small events, one in four up to LEN_MAX. */
+	if (r & 3)
+		return LEN_MIN + (unsigned int)((r >> 8) % 41);
+	return LEN_MIN + (unsigned int)((r >> 8) % (LEN_MAX - LEN_MIN + 1));
+}
+
+static u32 csum_bytes(const u8 *p, unsigned int len)
+{
+	u32 h = 0x811c9dc5;
+	unsigned int i;
+
+	for (i = 0; i < len; i++)
+		h = (h ^ p[i]) * 0x01000193;
+	return h;
+}
+
+static u8 filler(u32 seq, unsigned int i)
+{
+	return (u8)(seq * 7 + i * 13 + (seq >> 8));
+}
+
+/*
+ * Write one event at @level. Called from the task loop and from the
+ * handlers; only async-signal-safe things happen here.
+ */
+static bool write_event(struct wstate *w, int level, unsigned int len)
+{
+	struct stress_rec rec;
+	struct rbn_event *ev;
+	unsigned int flags, i;
+	int depth = w->depth, wdepth = 1, l;
+	u8 *p;
+	u32 seq;
+
+	for (l = 0; l < level; l++)
+		if (w->in_write[l])
+			wdepth++;
+
+	w->in_write[level] = 1;
+	w->in_reserve[level] = 1;
+	ev = rbn_reserve(stress_buf, len);
+	w->in_reserve[level] = 0;
+	if (!ev) {
+		w->in_write[level] = 0;
+		w->refused[level]++;
+		return false;
+	}
+	seq = (u32)__atomic_fetch_add(&w->seq, 1, __ATOMIC_RELAXED);
+	flags = rbn_event_flags(stress_buf, ev);
+
+	rec.seq = seq;
+	rec.len = (u16)len;
+	rec.cpu = (u8)w->cpu;
+	rec.level_depth = (u8)(level | depth << 4);
+	rec.ts = rbn_event_ts(stress_buf, ev);
+	rec.flags = flags;
+	rec.csum = 0;
+
+	p = rbn_event_data(ev);
+	memcpy(p, &rec, sizeof(rec));
+	for (i = LEN_MIN; i < len; i++)
+		p[i] = filler(seq, i);
+	rec.csum = csum_bytes(p, len);
+	memcpy(p + offsetof(struct stress_rec, csum), &rec.csum,
+	       sizeof(rec.csum));
+
+	rbn_commit(stress_buf, ev);
+	w->in_write[level] = 0;
+
+	w->written[level]++;
+	w->ctx_depth[level][depth <= MAX_DEPTH ? depth : 0]++;
+	w->wr_depth[level][wdepth <= MAX_DEPTH ? wdepth : 0]++;
+	for (i = 0; i < NR_FLAGS; i++)
+		if (flags & (1U << i))
+			w->flags[level][i]++;
+	return true;
+}
+
+static void arm_timer(struct wstate *w, int level)
+{
+	struct itimerspec its;
+
+	if (!w->timer_ok[level])
+		return;
+	memset(&its, 0, sizeof(its));
+	its.it_value.tv_nsec = period_min_ns[level] +
+		(long)(rng_next(&w->rng[level]) % (u64)period_span_ns[level]);
+	timer_settime(w->timer[level], 0, &its, NULL);
+}
+
+/*
+ * SIGRTMIN + level - 1: a writer at @level. The sigaction mask blocks this
+ * level and the ones below it, so only higher levels interrupt us.
+ */
+static void stress_handler(int sig, siginfo_t *si, void *uctx)
+{
+	struct wstate *w = this_w;
+	int level = sig - sig_base + 1;
+	int saved_errno = errno;
+	int saved_ctx, saved_depth, l;
+	unsigned int n, i;
+
+	(void)si;
+	(void)uctx;
+	if (!w || level < 1 || level >= NR_LEVELS)
+		return;
+
+	w->signals[level]++;
+	for (l = 0; l < level; l++)
+		if (w->in_reserve[l])
+			break;
+	if (l < level) {
+		w->hit_reserve[level]++;
+	} else {
+		for (l = 0; l < level; l++)
+			if (w->in_write[l])
+				break;
+		if (l < level)
+			w->hit_window[level]++;
+	}
+
+	saved_ctx = rbn_user_context;
+	saved_depth = w->depth;
+	rbn_user_context = level;
+	w->depth = saved_depth + 1;
+
+	n = 1 + (unsigned int)(rng_next(&w->rng[level]) %
+			       handler_events[level]);
+	for (i = 0; i < n && !w->stop; i++) {
+		if (__atomic_load_n(&w->seq, __ATOMIC_RELAXED) >= w->seq_limit)
+			break;
+		write_event(w, level, pick_len(&w->rng[level]));
+	}
+
+	w->depth = saved_depth;
+	rbn_user_context = saved_ctx;
+	if (!w->stop)
+		arm_timer(w, level);
+	errno = saved_errno;
+}
+
+static void stress_sigset(sigset_t *set)
+{
+	int l;
+
+	sigemptyset(set);
+	for (l = 1; l < NR_LEVELS; l++)
+		sigaddset(set, sig_base + l - 1);
+}
+
+static void *writer_thread(void *arg)
+{
+	struct wstate *w = arg;
+	struct sigevent sev;
+	sigset_t set;
+	u64 iter = 0;
+	int l;
+
+	rbn_user_cpu = w->cpu;
+	rbn_user_context = 0;
+	w->depth = 1;
+	this_w = w;
+
+	for (l = 1; l < NR_LEVELS; l++) {
+		memset(&sev, 0, sizeof(sev));
+		sev.sigev_notify = SIGEV_THREAD_ID;
+		sev.sigev_signo = sig_base + l - 1;
+		sev.sigev_notify_thread_id = (pid_t)syscall(SYS_gettid);
+		if (timer_create(CLOCK_MONOTONIC, &sev, &w->timer[l])) {
+			w->timer_err = errno;
+			continue;
+		}
+		w->timer_ok[l] = true;
+	}
+	stress_sigset(&set);
+	pthread_sigmask(SIG_UNBLOCK, &set, NULL);
+
+	pthread_barrier_wait(&start_barrier);
+	w->t_start = stress_clock();
+	for (l = 1; l < NR_LEVELS; l++)
+		arm_timer(w, l);
+
+	while (__atomic_load_n(&w->seq, __ATOMIC_RELAXED) < w->target) {
+		if (!(++iter & 1023) && stress_clock() > deadline_ns)
+			break;
+		if (!write_event(w, 0, pick_len(&w->rng[0])))
+			sched_yield();
+	}
+	w->t_end = stress_clock();
+
+	w->stop = 1;
+	pthread_sigmask(SIG_BLOCK, &set, NULL);
+	for (l = 1; l < NR_LEVELS; l++)
+		if (w->timer_ok[l])
+			timer_delete(w->timer[l]);
+	this_w = NULL;
+	return NULL;
+}
+
+/* Reader side. */
+
+static void __attribute__((format(printf, 3, 4)))
+rfail(struct rstate *r, u64 *counter, const char *fmt, ...)
+{
+	va_list ap;
+
+	(*counter)++;
+	if (r->nr_msgs >= NR_MSGS)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(r->msgs[r->nr_msgs], sizeof(r->msgs[0]), fmt, ap);
+	va_end(ap);
+	r->nr_msgs++;
+}
+
+static void note_lost(struct rstate *r, u64 lost)
+{
+	if (!lost)
+		return;
+	r->lost += lost;
+	r->contiguous = false;
+}
+
+/* Check one data event read from @cpu, shown at @ts. */
+static void check_event(struct rstate *r, int cpu, u64 ts, const u8 *p,
+			unsigned int dlen)
+{
+	struct stress_rec rec;
+	unsigned int i, level, depth;
+	u32 csum;
+
+	r->read++;
+	if (dlen < LEN_MIN || dlen > ALIGN(LEN_MAX, RBN_ALIGNMENT)) {
+		rfail(r, &r->err_intact, "cpu%d: event of %u bytes", cpu, dlen);
+		return;
+	}
+	memcpy(&rec, p, sizeof(rec));
+	if (rec.len < LEN_MIN || ALIGN((unsigned int)rec.len, RBN_ALIGNMENT) != dlen) {
+		rfail(r, &r->err_intact,
+		      "cpu%d seq %u: payload %u bytes, event holds %u",
+		      cpu, rec.seq, rec.len, dlen);
+		return;
+	}
+	for (i = rec.len; i < dlen; i++)
+		if (p[i]) {
+			rfail(r, &r->err_intact,
+			      "cpu%d seq %u: round-up byte %u not zero",
+			      cpu, rec.seq, i);
+			break;
+		}
+
+	memcpy(&csum, p + offsetof(struct stress_rec, csum), sizeof(csum));
+	{
+		u8 tmp[LEN_MAX];
+
+		memcpy(tmp, p, rec.len);
+		memset(tmp + offsetof(struct stress_rec, csum), 0,
+		       sizeof(csum));
+		if (csum_bytes(tmp, rec.len) != csum) {
+			rfail(r, &r->err_intact,
+			      "cpu%d seq %u: checksum mismatch (len %u)",
+			      cpu, rec.seq, rec.len);
+			return;
+		}
+	}
+	level = rec.level_depth & 0xf;
+	depth = rec.level_depth >> 4;
+	if (rec.cpu != cpu || level >= NR_LEVELS || depth < 1 ||
+	    depth > MAX_DEPTH) {
+		rfail(r, &r->err_intact,
+		      "cpu%d seq %u: bad cpu %u / level %u / depth %u",
+		      cpu, rec.seq, rec.cpu, level, depth);
+		return;
+	}
+
+	if (rec.seq >= r->seen_cap) {
+		rfail(r, &r->err_intact, "cpu%d: seq %u out of range",
+		      cpu, rec.seq);
+	} else if (r->seen[rec.seq >> 3] & (1U << (rec.seq & 7))) {
+		rfail(r, &r->err_intact, "cpu%d: seq %u read twice",
+		      cpu, rec.seq);
+	} else {
+		r->seen[rec.seq >> 3] |= (u8)(1U << (rec.seq & 7));
+		if (rec.seq > r->seq_max)
+			r->seq_max = rec.seq;
+	}
+
+	if (r->have_last && ts < r->last_ts)
+		rfail(r, &r->err_ts,
+		      "cpu%d seq %u: time went back: %" PRIu64 " after %" PRIu64,
+		      cpu, rec.seq, ts, r->last_ts);
+	if (rec.flags & RBN_EV_ZERO_DELTA) {
+		r->zero++;
+		if (ts > rec.ts)
+			rfail(r, &r->err_ts,
+			      "cpu%d seq %u: zero-delta event at %" PRIu64
+			      " later than its writer's %" PRIu64,
+			      cpu, rec.seq, ts, rec.ts);
+		if (r->have_last && r->contiguous) {
+			r->zero_exact++;
+			if (ts != r->last_ts)
+				rfail(r, &r->err_ts,
+				      "cpu%d seq %u: zero-delta event at %"
+				      PRIu64 ", event before at %" PRIu64,
+				      cpu, rec.seq, ts, r->last_ts);
+		}
+	} else if (ts != rec.ts) {
+		rfail(r, &r->err_ts,
+		      "cpu%d seq %u: read ts %" PRIu64 " != written %" PRIu64
+		      " (flags %#x, level %u, depth %u)",
+		      cpu, rec.seq, ts, rec.ts, rec.flags, level, depth);
+	}
+	r->last_ts = ts;
+	r->have_last = true;
+	r->contiguous = true;
+}
+
+static u64 read_consume(struct rstate *r, int cpu, unsigned int max)
+{
+	struct rbn_event *ev;
+	unsigned long lost;
+	unsigned int n;
+	u64 ts;
+
+	for (n = 0; n < max; n++) {
+		lost = 0;
+		ev = rbn_consume(stress_buf, cpu, &ts, &lost);
+		if (!ev)
+			break;
+		note_lost(r, lost);
+		if (ev->type_len > RBN_TYPE_DATA_MAX) {
+			rfail(r, &r->err_api,
+			      "cpu%d: consume returned type_len %u",
+			      cpu, ev->type_len);
+			continue;
+		}
+		check_event(r, cpu, ts, rbn_event_data(ev),
+			    rbn_event_data_length(ev));
+		r->read_consume++;
+	}
+	return n;
+}
+
+static u64 fix_abs(u64 abs, u64 prev)
+{
+	u64 ts = abs | (prev & RBN_TS_MSB);
+
+	if (ts < prev)
+		ts += 1ULL << 59;
+	return ts;
+}
+
+/* Decode a page from rbn_read_page() that reported @ret bytes. */
+static u64 decode_page(struct rstate *r, int cpu, const u8 *page, int ret)
+{
+	const struct rbn_page *pg = (const void *)page;
+	unsigned long commit = (unsigned long)local_read(&pg->commit);
+	unsigned int len = commit & COMMIT_LEN_MASK;
+	unsigned int room = subbuf_size - RBN_PAGE_HDR_SIZE;
+	unsigned int off = 0, end = len, i, type, size, dlen;
+	const u8 *data = pg->data;
+	u64 ts = pg->time_stamp, n = 0, val;
+	u32 hdr, a0;
+
+	r->pages++;
+	if (commit & ~(COMMIT_LEN_MASK | RBN_MISSED_FLAGS) || len > room) {
+		rfail(r, &r->err_intact, "cpu%d: page commit word %#lx",
+		      cpu, commit);
+		return 0;
+	}
+	if ((unsigned int)ret != len)
+		rfail(r, &r->err_api, "cpu%d: read_page returned %d, commit %u",
+		      cpu, ret, len);
+	if (commit & RBN_MISSED_EVENTS) {
+		if (commit & RBN_MISSED_STORED) {
+			unsigned long missed;
+
+			end = len + sizeof(missed);
+			if (end > room) {
+				rfail(r, &r->err_intact,
+				      "cpu%d: missed count past the page", cpu);
+				return 0;
+			}
+			memcpy(&missed, data + len, sizeof(missed));
+			note_lost(r, missed);
+			if (!missed)
+				rfail(r, &r->err_intact,
+				      "cpu%d: page stores 0 missed events",
+				      cpu);
+		} else {
+			r->lost_unknown++;
+			r->contiguous = false;
+		}
+	} else if (commit & RBN_MISSED_STORED) {
+		rfail(r, &r->err_intact, "cpu%d: missed stored, not flagged",
+		      cpu);
+	}
+	for (i = end; i < room; i++)
+		if (data[i]) {
+			rfail(r, &r->err_intact,
+			      "cpu%d: page byte %u past commit %u not zero",
+			      cpu, i, len);
+			break;
+		}
+
+	while (off < len) {
+		if (len - off < RBN_EVENT_HDR_SIZE)
+			goto bad;
+		memcpy(&hdr, data + off, sizeof(hdr));
+		type = hdr & 0x1f;
+		val = hdr >> 5;
+		a0 = 0;
+		if (len - off >= 8)
+			memcpy(&a0, data + off + 4, sizeof(a0));
+		switch (type) {
+		case RBN_TYPE_PADDING:
+			if (!val)
+				return n;	/* the rest is unused */
+			size = a0 + RBN_EVENT_HDR_SIZE;
+			r->paddings++;
+			break;
+		case RBN_TYPE_TIME_EXTEND:
+			size = RBN_LEN_TIME_EXTEND;
+			ts += (u64)a0 << RBN_TS_SHIFT | val;
+			r->extends++;
+			break;
+		case RBN_TYPE_TIME_STAMP:
+			size = RBN_LEN_TIME_STAMP;
+			ts = fix_abs((u64)a0 << RBN_TS_SHIFT | val, ts);
+			r->abs_stamps++;
+			break;
+		case 0:
+			if (a0 < RBN_ALIGNMENT || a0 % RBN_ALIGNMENT)
+				goto bad;
+			dlen = a0 - RBN_ALIGNMENT;
+			size = RBN_EVENT_HDR_SIZE + a0;
+			if (size > len - off)
+				goto bad;
+			ts += val;
+			check_event(r, cpu, ts, data + off + 8, dlen);
+			r->read_page++;
+			n++;
+			break;
+		default:
+			dlen = type * RBN_ALIGNMENT;
+			size = RBN_EVENT_HDR_SIZE + dlen;
+			if (size > len - off)
+				goto bad;
+			ts += val;
+			check_event(r, cpu, ts, data + off + 4, dlen);
+			r->read_page++;
+			n++;
+			break;
+		}
+		if (size > len - off || size < RBN_EVENT_HDR_SIZE)
+			goto bad;
+		off += size;
+	}
+	return n;
+bad:
+	rfail(r, &r->err_intact, "cpu%d: broken event at page offset %u of %u",
+	      cpu, off, len);
+	return n;
+}
+
+static u64 read_pages(struct rstate *r, int cpu, bool full)
+{
+	int ret;
+
+	ret = rbn_read_page(stress_buf, cpu, &r->page, subbuf_size, full);
+	if (ret == -EAGAIN)
+		return 0;
+	if (ret < 0) {
+		rfail(r, &r->err_api, "cpu%d: read_page: %d", cpu, ret);
+		return 0;
+	}
+	return decode_page(r, cpu, r->page, ret) + 1;
+}
+
+/* Read a little from @cpu, in a randomly chosen way. */
+static u64 read_some(struct rstate *r, int cpu)
+{
+	u64 x = rng_next(&r->rng);
+
+	switch (x & 7) {
+	case 0:
+	case 1:
+	case 2:
+	case 3:
+		return read_consume(r, cpu, 1 + (unsigned int)((x >> 8) % 512));
+	case 4:
+	case 5:
+	case 6:
+		return read_pages(r, cpu, true);
+	default:
+		return read_pages(r, cpu, false);
+	}
+}
+
+static void *reader_thread(void *arg)
+{
+	u64 got;
+	bool done;
+	int cpu;
+
+	(void)arg;
+	for (;;) {
+		done = __atomic_load_n(&readers_stop, __ATOMIC_ACQUIRE);
+		got = 0;
+		for (cpu = 0; cpu < nr_cpus; cpu++)
+			got += read_some(&rst[cpu], cpu);
+		if (got)
+			continue;
+		if (done)
+			break;
+		sched_yield();
+	}
+
+	/* Writers are gone: drain every CPU both ways, then it is empty. */
+	for (cpu = 0; cpu < nr_cpus; cpu++) {
+		struct rstate *r = &rst[cpu];
+		u64 ts;
+		unsigned long lost;
+
+		while (read_consume(r, cpu, 4096) || read_pages(r, cpu, false))
+			;
+		if (rbn_consume(stress_buf, cpu, &ts, &lost))
+			rfail(r, &r->err_api, "cpu%d: event after drain", cpu);
+		if (rbn_read_page(stress_buf, cpu, &r->page, subbuf_size,
+				  false) != -EAGAIN)
+			rfail(r, &r->err_api, "cpu%d: page after drain", cpu);
+		if (!rbn_empty_cpu(stress_buf, cpu))
+			rfail(r, &r->err_api, "cpu%d: not empty after drain",
+			      cpu);
+	}
+	return NULL;
+}
+
+/* Reporting. */
+
+static u64 popcount_bits(const u8 *map, u64 bytes)
+{
+	u64 i, n = 0;
+
+	for (i = 0; i < bytes; i++)
+		n += (u64)__builtin_popcount(map[i]);
+	return n;
+}
+
+/*
+ * Deepest nesting inside the write path that this writer saw. It counts
+ * from just before rbn_reserve() to just after rbn_commit(), a little more
+ * than the core's own max_depth does.
+ */
+static u64 w_max_depth(const struct wstate *w)
+{
+	u64 d = 0;
+	int l, i;
+
+	for (l = 0; l < NR_LEVELS; l++)
+		for (i = 1; i <= MAX_DEPTH; i++)
+			if (w->wr_depth[l][i] && (u64)i > d)
+				d = (u64)i;
+	return d;
+}
+
+static u64 sum_levels(const u64 *v)
+{
+	u64 s = 0;
+	int l;
+
+	for (l = 0; l < NR_LEVELS; l++)
+		s += v[l];
+	return s;
+}
+
+static void print_hist(const char *mode, const char *what,
+		       u64 (*h)[MAX_DEPTH + 1], u64 *max_depth)
+{
+	u64 d[MAX_DEPTH + 1] = { 0 };
+	int l, i;
+
+	for (l = 0; l < NR_LEVELS; l++)
+		for (i = 0; i <= MAX_DEPTH; i++)
+			d[i] += h[l][i];
+	for (i = 1; i <= MAX_DEPTH; i++)
+		if (d[i])
+			*max_depth = (u64)i;
+	ktap_print("%s: %s depth: 1: %" PRIu64 ", 2: %" PRIu64 ", 3: %"
+		   PRIu64 ", 4: %" PRIu64 "%s", mode, what, d[1], d[2], d[3],
+		   d[4], d[4] ? "" : " (depth 4 not reached)");
+}
+
+static bool run_mode(const struct mode *m, u64 events, double seconds,
+		     struct mode_result *res)
+{
+	struct rbn_config cfg = {
+		.size = m->size,
+		.overwrite = m->overwrite,
+		.clock = stress_clock,
+		.nr_cpus = nr_cpus,
+	};
+	struct wstate agg;
+	pthread_t reader;
+	u64 per_cpu = events / (u64)nr_cpus, t0, t1;
+	bool intact = true, ts_ok = true, count_ok = true, stats_ok = true;
+	u64 t_read = 0, t_lost = 0, t_dropped = 0, t_overrun = 0;
+	u64 t_commit_overrun = 0, t_slow = 0, t_abs = 0, t_zero = 0;
+	u64 t_extend = 0;
+	int cpu, l, i;
+
+	memset(res, 0, sizeof(*res));
+	stress_buf = rbn_alloc(&cfg);
+	if (IS_ERR_OR_NULL(stress_buf)) {
+		ktap_print("%s: rbn_alloc: %ld", m->name,
+			   stress_buf ? PTR_ERR(stress_buf) : 0L);
+		stress_buf = NULL;
+		return false;
+	}
+	subbuf_size = rbn_subbuf_size(stress_buf);
+
+	wst = aligned_alloc(64, sizeof(*wst) * (size_t)nr_cpus);
+	rst = calloc((size_t)nr_cpus, sizeof(*rst));
+	if (!wst || !rst)
+		abort();
+	memset(wst, 0, sizeof(*wst) * (size_t)nr_cpus);
+	for (cpu = 0; cpu < nr_cpus; cpu++) {
+		struct wstate *w = &wst[cpu];
+		struct rstate *r = &rst[cpu];
+
+		w->cpu = cpu;
+		w->target = per_cpu ? per_cpu : 1;
+		w->seq_limit = w->target + w->target / 2 + 65536;
+		for (l = 0; l < NR_LEVELS; l++)
+			w->rng[l] = 0x9e3779b97f4a7c15ULL * (u64)(cpu * 8 + l + 1);
+		r->rng = 0xd1b54a32d192ed03ULL * (u64)(cpu + 1);
+		r->seen_cap = w->seq_limit + 65536;
+		r->seen = calloc(r->seen_cap / 8 + 1, 1);
+		r->page = rbn_alloc_read_page(stress_buf, cpu);
+		if (!r->seen || IS_ERR_OR_NULL(r->page))
+			abort();
+	}
+
+	__atomic_store_n(&readers_stop, 0, __ATOMIC_RELEASE);
+	deadline_ns = stress_clock() + (u64)(seconds * 1e9);
+	pthread_barrier_init(&start_barrier, NULL, (unsigned int)nr_cpus + 1);
+	if (pthread_create(&reader, NULL, reader_thread, NULL))
+		abort();
+	for (cpu = 0; cpu < nr_cpus; cpu++)
+		if (pthread_create(&wst[cpu].thread, NULL, writer_thread,
+				   &wst[cpu]))
+			abort();
+	pthread_barrier_wait(&start_barrier);
+	t0 = stress_clock();
+
+	/* Poll the statistics while everything runs. */
+	for (;;) {
+		struct timespec nap = { 0, 5 * 1000 * 1000 };
+		struct rbn_cpu_stats st;
+		bool all_done = true;
+
+		for (cpu = 0; cpu < nr_cpus; cpu++) {
+			rbn_cpu_stats(stress_buf, cpu, &st);
+			if (__atomic_load_n(&wst[cpu].seq, __ATOMIC_RELAXED) <
+			    wst[cpu].target)
+				all_done = false;
+		}
+		if (all_done || stress_clock() > deadline_ns)
+			break;
+		nanosleep(&nap, NULL);
+	}
+	for (cpu = 0; cpu < nr_cpus; cpu++)
+		pthread_join(wst[cpu].thread, NULL);
+	t1 = stress_clock();
+	__atomic_store_n(&readers_stop, 1, __ATOMIC_RELEASE);
+	pthread_join(reader, NULL);
+	pthread_barrier_destroy(&start_barrier);
+
+	/* Per-CPU accounting and aggregates. */
+	memset(&agg, 0, sizeof(agg));
+	for (cpu = 0; cpu < nr_cpus; cpu++) {
+		struct wstate *w = &wst[cpu];
+		struct rstate *r = &rst[cpu];
+		struct rbn_cpu_stats st;
+		u64 written = sum_levels(w->written);
+		u64 refused = sum_levels(w->refused);
+		u64 wflag[NR_FLAGS] = { 0 }, wzero, uniq;
+
+		memset(&st, 0, sizeof(st));
+		rbn_cpu_stats(stress_buf, cpu, &st);
+		for (l = 0; l < NR_LEVELS; l++) {
+			agg.written[l] += w->written[l];
+			agg.refused[l] += w->refused[l];
+			agg.signals[l] += w->signals[l];
+			agg.hit_reserve[l] += w->hit_reserve[l];
+			agg.hit_window[l] += w->hit_window[l];
+			for (i = 0; i <= MAX_DEPTH; i++) {
+				agg.ctx_depth[l][i] += w->ctx_depth[l][i];
+				agg.wr_depth[l][i] += w->wr_depth[l][i];
+			}
+			for (i = 0; i < NR_FLAGS; i++) {
+				agg.flags[l][i] += w->flags[l][i];
+				wflag[i] += w->flags[l][i];
+			}
+		}
+		wzero = wflag[3];
+		if (w->timer_err)
+			ktap_print("%s: cpu%d: timer_create failed: %s",
+				   m->name, cpu, strerror(w->timer_err));
+		uniq = popcount_bits(r->seen, r->seen_cap / 8 + 1);
+
+		ktap_print("%s: cpu%d: written %" PRIu64 " (task %" PRIu64
+			   ", softirq %" PRIu64 ", hardirq %" PRIu64 ", nmi %"
+			   PRIu64 "), refused %" PRIu64, m->name, cpu, written,
+			   w->written[0], w->written[1], w->written[2],
+			   w->written[3], refused);
+		ktap_print("%s: cpu%d: read %" PRIu64 " (consume %" PRIu64
+			   ", pages %" PRIu64 " in %" PRIu64 " pages), lost %"
+			   PRIu64 ", pages with unknown loss %" PRIu64
+			   ", zero-delta read %" PRIu64 " (%" PRIu64
+			   " checked exact)", m->name, cpu, r->read,
+			   r->read_consume, r->read_page, r->pages, r->lost,
+			   r->lost_unknown, r->zero, r->zero_exact);
+		ktap_print("%s: cpu%d: stats: written %" PRIu64 " read %" PRIu64
+			   " entries %" PRIu64 " overrun %" PRIu64
+			   " commit_overrun %" PRIu64 " dropped %" PRIu64
+			   " recursion %" PRIu64 " pages_touched %" PRIu64,
+			   m->name, cpu, st.written, st.read, st.entries,
+			   st.overrun, st.commit_overrun, st.dropped,
+			   st.recursion, st.pages_touched);
+		ktap_print("%s: cpu%d: stats: ts_fast %" PRIu64 " ts_abs %"
+			   PRIu64 " ts_slow %" PRIu64 " ts_zero %" PRIu64
+			   " ts_extend %" PRIu64 " max_depth %" PRIu64,
+			   m->name, cpu, st.ts_fast, st.ts_abs, st.ts_slow,
+			   st.ts_zero, st.ts_extend, st.max_depth);
+		for (i = 0; i < r->nr_msgs; i++)
+			ktap_print("%s: %s", m->name, r->msgs[i]);
+
+		if (r->err_intact || r->err_api)
+			intact = false;
+		if (r->err_ts)
+			ts_ok = false;
+		if (r->err_intact + r->err_ts + r->err_api)
+			ktap_print("%s: cpu%d: errors: intact %" PRIu64
+				   ", ts %" PRIu64 ", api %" PRIu64, m->name,
+				   cpu, r->err_intact, r->err_ts, r->err_api);
+
+		/* Nothing is lost silently. */
+		if (st.written != written || w->seq != written) {
+			ktap_print("%s: cpu%d: committed %" PRIu64
+				   ", stats.written %" PRIu64 ", seq %" PRIu64,
+				   m->name, cpu, written, st.written, w->seq);
+			count_ok = false;
+		}
+		if (st.read != r->read || st.entries) {
+			ktap_print("%s: cpu%d: read %" PRIu64 ", stats.read %"
+				   PRIu64 ", stats.entries %" PRIu64,
+				   m->name, cpu, r->read, st.read, st.entries);
+			count_ok = false;
+		}
+		if (uniq != r->read) {
+			ktap_print("%s: cpu%d: %" PRIu64 " distinct sequence "
+				   "numbers in %" PRIu64 " events read",
+				   m->name, cpu, uniq, r->read);
+			count_ok = false;
+		}
+		if (refused != st.dropped + st.recursion + st.commit_overrun) {
+			ktap_print("%s: cpu%d: refused %" PRIu64
+				   " != dropped %" PRIu64 " + recursion %" PRIu64
+				   " + commit_overrun %" PRIu64,
+				   m->name, cpu, refused, st.dropped,
+				   st.recursion, st.commit_overrun);
+			count_ok = false;
+		}
+		if (st.recursion) {
+			ktap_print("%s: cpu%d: %" PRIu64 " writes refused as "
+				   "recursion", m->name, cpu, st.recursion);
+			count_ok = false;
+		}
+		/* The counters of the core agree with what writers saw. */
+		if (st.ts_zero != wzero || st.ts_slow != wflag[2] ||
+		    st.ts_abs != wflag[1] || st.ts_extend != wflag[4] ||
+		    (written && !st.max_depth) || st.max_depth > MAX_DEPTH) {
+			ktap_print("%s: cpu%d: stats ts_abs/ts_slow/ts_zero/"
+				   "ts_extend/max_depth %" PRIu64 "/%" PRIu64
+				   "/%" PRIu64 "/%" PRIu64 "/%" PRIu64
+				   ", writers saw %" PRIu64 "/%" PRIu64 "/%"
+				   PRIu64 "/%" PRIu64 "/%" PRIu64, m->name, cpu,
+				   st.ts_abs, st.ts_slow, st.ts_zero,
+				   st.ts_extend, st.max_depth, wflag[1],
+				   wflag[2], wzero, wflag[4], w_max_depth(w));
+			stats_ok = false;
+		}
+		if (!m->overwrite) {
+			if (r->read != written || r->lost || r->lost_unknown ||
+			    st.overrun || (written && r->seq_max + 1 != written)) {
+				ktap_print("%s: cpu%d: written %" PRIu64
+					   " != read %" PRIu64 " (lost %" PRIu64
+					   ", overrun %" PRIu64 ")", m->name,
+					   cpu, written, r->read, r->lost,
+					   st.overrun);
+				count_ok = false;
+			}
+			if (r->zero != wzero) {
+				ktap_print("%s: cpu%d: zero-delta read %" PRIu64
+					   ", written %" PRIu64, m->name, cpu,
+					   r->zero, wzero);
+				count_ok = false;
+			}
+		} else {
+			if (written != r->read + st.overrun) {
+				ktap_print("%s: cpu%d: written %" PRIu64
+					   " != read %" PRIu64 " + overrun %"
+					   PRIu64, m->name, cpu, written,
+					   r->read, st.overrun);
+				count_ok = false;
+			}
+			if (!r->lost_unknown && written != r->read + r->lost) {
+				ktap_print("%s: cpu%d: written %" PRIu64
+					   " != read %" PRIu64 " + lost %" PRIu64,
+					   m->name, cpu, written, r->read,
+					   r->lost);
+				count_ok = false;
+			}
+			if (r->lost_unknown && written < r->read + r->lost) {
+				ktap_print("%s: cpu%d: read %" PRIu64
+					   " + lost %" PRIu64 " > written %"
+					   PRIu64, m->name, cpu, r->read,
+					   r->lost, written);
+				count_ok = false;
+			}
+		}
+		if (st.max_depth > res->core_max_depth)
+			res->core_max_depth = st.max_depth;
+		res->slow_abs += st.ts_slow + st.ts_abs;
+		res->events += written;
+		t_read += r->read;
+		t_lost += r->lost;
+		t_dropped += st.dropped;
+		t_overrun += st.overrun;
+		t_commit_overrun += st.commit_overrun;
+		t_slow += st.ts_slow;
+		t_abs += st.ts_abs;
+		t_zero += st.ts_zero;
+		t_extend += st.ts_extend;
+
+		rbn_free_read_page(stress_buf, cpu, r->page);
+		free(r->seen);
+	}
+
+	res->seconds = (double)(t1 - t0) / 1e9;
+	ktap_print("%s: totals: written %" PRIu64 ", read %" PRIu64 ", lost %"
+		   PRIu64 ", dropped %" PRIu64 ", overrun %" PRIu64
+		   ", commit_overrun %" PRIu64, m->name, res->events, t_read,
+		   t_lost, t_dropped, t_overrun, t_commit_overrun);
+	ktap_print("%s: write path: ts_slow %" PRIu64 ", ts_abs %" PRIu64
+		   ", ts_zero %" PRIu64 ", ts_extend %" PRIu64, m->name,
+		   t_slow, t_abs, t_zero, t_extend);
+	ktap_print("%s: written per level: task %" PRIu64 ", softirq %" PRIu64
+		   ", hardirq %" PRIu64 ", nmi %" PRIu64 "; refused %" PRIu64,
+		   m->name, agg.written[0], agg.written[1], agg.written[2],
+		   agg.written[3], sum_levels(agg.refused));
+	print_hist(m->name, "context", agg.ctx_depth, &res->max_ctx_depth);
+	print_hist(m->name, "write nesting", agg.wr_depth, &res->max_wr_depth);
+	ktap_print("%s: signals: softirq %" PRIu64 ", hardirq %" PRIu64
+		   ", nmi %" PRIu64 "; handlers that interrupted rbn_reserve() %"
+		   PRIu64 ", between reserve and commit %" PRIu64, m->name,
+		   agg.signals[1], agg.signals[2], agg.signals[3],
+		   sum_levels(agg.hit_reserve), sum_levels(agg.hit_window));
+	for (l = 0; l < NR_LEVELS; l++)
+		ktap_print("%s: flags at %s: %s %" PRIu64 ", %s %" PRIu64
+			   ", %s %" PRIu64 ", %s %" PRIu64 ", %s %" PRIu64
+			   ", %s %" PRIu64, m->name, level_name[l],
+			   flag_name[0], agg.flags[l][0],
+			   flag_name[1], agg.flags[l][1],
+			   flag_name[2], agg.flags[l][2],
+			   flag_name[3], agg.flags[l][3],
+			   flag_name[4], agg.flags[l][4],
+			   flag_name[5], agg.flags[l][5]);
+	ktap_print("%s: %" PRIu64 " events in %.2f s: %.0f events/s%s",
+		   m->name, res->events, res->seconds,
+		   res->seconds > 0 ? (double)res->events / res->seconds : 0.0,
+		   t1 > deadline_ns ? " (stopped by the time cap)" : "");
+
+	free(wst);
+	free(rst);
+	wst = NULL;
+	rst = NULL;
+	rbn_free(stress_buf);
+	stress_buf = NULL;
+
+	res->intact_ok = intact;
+	res->ts_ok = ts_ok;
+	res->count_ok = count_ok;
+	res->stats_ok = stats_ok;
+	return true;
+}
+
+static u64 env_u64(const char *name, u64 def)
+{
+	const char *s = getenv(name);
+	char *end;
+	unsigned long long v;
+
+	if (!s || !*s)
+		return def;
+	v = strtoull(s, &end, 0);
+	if (*end && *end != 'e' && *end != 'E')
+		return def;
+	if (*end)	/* 1e7 */
+		return (u64)strtod(s, NULL);
+	return v;
+}
+
+static double env_double(const char *name, double def)
+{
+	const char *s = getenv(name);
+
+	if (!s || !*s)
+		return def;
+	return strtod(s, NULL);
+}
+
+int main(void)
+{
+	static const struct mode modes[] = {
+		/* The reader mostly keeps up: nothing may be lost. */
+		{ "pc", false, 4UL << 20 },
+		/* Small ring: the writers overwrite all the time. */
+		{ "overwrite", true, 8 * PAGE_SIZE },
+	};
+	struct mode_result res[2];
+	struct sigaction sa;
+	sigset_t set;
+	u64 events = env_u64("RBN_STRESS_EVENTS", DEFAULT_EVENTS);
+	double seconds = env_double("RBN_STRESS_SECONDS", DEFAULT_SECONDS);
+	u64 total = 0, max_ctx = 0, max_wr = 0, core_depth = 0, slow_abs = 0;
+	double secs = 0;
+	int l, i;
+
+	nr_cpus = (int)env_u64("RBN_STRESS_CPUS", DEFAULT_CPUS);
+	if (nr_cpus < 1 || nr_cpus > RBN_NR_CPUS_MAX)
+		nr_cpus = DEFAULT_CPUS;
+	if (rbn_user_nr_cpus < nr_cpus)
+		rbn_user_nr_cpus = nr_cpus;
+	if (seconds <= 0)
+		seconds = DEFAULT_SECONDS;
+	if (events > MAX_EVENTS)
+		events = MAX_EVENTS;
+
+	ktap_start(11);
+	ktap_print("%d CPUs, %" PRIu64 " events, at most %.0f s", nr_cpus,
+		   events, seconds);
+
+	sig_base = SIGRTMIN;
+	stress_sigset(&set);
+	/* Only the writer threads take the timer signals. */
+	pthread_sigmask(SIG_BLOCK, &set, NULL);
+	for (l = 1; l < NR_LEVELS; l++) {
+		memset(&sa, 0, sizeof(sa));
+		sa.sa_sigaction = stress_handler;
+		sa.sa_flags = SA_SIGINFO | SA_RESTART;
+		sigemptyset(&sa.sa_mask);
+		for (i = 1; i <= l; i++)
+			sigaddset(&sa.sa_mask, sig_base + i - 1);
+		if (sigaction(sig_base + l - 1, &sa, NULL)) {
+			perror("sigaction");
+			return 1;
+		}
+	}
+
+	for (i = 0; i < 2; i++) {
+		bool ok = run_mode(&modes[i], events / 2, seconds / 2, &res[i]);
+		char name[64];
+
+		snprintf(name, sizeof(name), "%s: events intact", modes[i].name);
+		ktap_result(ok && res[i].intact_ok, name);
+		snprintf(name, sizeof(name), "%s: time stamps exact and monotonic",
+			 modes[i].name);
+		ktap_result(ok && res[i].ts_ok, name);
+		snprintf(name, sizeof(name), "%s: %s", modes[i].name,
+			 modes[i].overwrite ? "written == read + lost" :
+			 "written == read");
+		ktap_result(ok && res[i].count_ok, name);
+		snprintf(name, sizeof(name), "%s: stats agree with the writers",
+			 modes[i].name);
+		ktap_result(ok && res[i].stats_ok, name);
+
+		total += res[i].events;
+		secs += res[i].seconds;
+		if (res[i].max_ctx_depth > max_ctx)
+			max_ctx = res[i].max_ctx_depth;
+		if (res[i].max_wr_depth > max_wr)
+			max_wr = res[i].max_wr_depth;
+		if (res[i].core_max_depth > core_depth)
+			core_depth = res[i].core_max_depth;
+		slow_abs += res[i].slow_abs;
+	}
+
+	ktap_print("deepest nesting: context %" PRIu64 ", inside the write path %"
+		   PRIu64 ", core max_depth %" PRIu64, max_ctx, max_wr,
+		   core_depth);
+	if (max_ctx >= MAX_DEPTH)
+		ktap_result(true, "writers nested four deep");
+	else
+		ktap_skip("writers nested four deep",
+			  "depth 4 never happened in this run");
+	if (slow_abs)
+		ktap_result(true, "writers interrupted inside the write path");
+	else
+		ktap_skip("writers interrupted inside the write path",
+			  "no slow-path or absolute-stamp event in this run");
+
+	ktap_print("core warnings: %lu", rbn_user_warnings);
+	ktap_result(rbn_user_warnings == 0, "no core warnings");
+	ktap_print("total: %" PRIu64 " events in %.2f s", total, secs);
+	ktap_print("rate: %.0f events/s", secs > 0 ? (double)total / secs : 0.0);
+	return ktap_finish();
+}
