@@ -131,6 +131,14 @@ static inline void local64_set(local64_t *l, long long v)
 	__atomic_store_n(&l->a, v, __ATOMIC_RELEASE);
 }
 
+static inline long long local64_cmpxchg(local64_t *l, long long old,
+					long long new)
+{
+	__atomic_compare_exchange_n(&l->a, &old, new, false,
+				    __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);
+	return old;
+}
+
 typedef struct { int counter; } atomic_t;
 static inline int atomic_read(const atomic_t *v)
 { return __atomic_load_n(&v->counter, __ATOMIC_ACQUIRE); }

@@ -12,6 +12,8 @@
 #include "nest_harness.h"
 
 static struct nest_ctx ctx;
+/* Clock advance per read; 1 ns unless a scenario needs more. */
+static u64 clock_step = 1;
 
 /* Node helpers: a writer with @len bytes, interrupted at up to two labels. */
 static void node(struct nest_tree *t, int i, unsigned int len)
@@ -50,7 +52,7 @@ static bool run_tree(const char *name, struct nest_tree *t, int follow,
 	if (IS_ERR(ctx.buffer))
 		return false;
 	subbuf = rbn_subbuf_size(ctx.buffer) - RBN_PAGE_HDR_SIZE;
-	nest_begin(&ctx, t, base, 1, jump, jump_at);
+	nest_begin(&ctx, t, base, clock_step, jump, jump_at);
 	if (prefill && !nest_filler(&ctx, prefill))
 		ok = false;
 	if (ok) {
@@ -113,11 +115,13 @@ static unsigned int flags_of(unsigned int id)
 }
 
 /*
- * Seed 001: the task's event and the event of the interrupt that came
- * between its A and B both see a delta over 2^27 and reserve a time
- * extend. The task's event lands behind the interrupt's and is shown at
- * its time (zero delta): its time extend must be written as zero, or it
- * and everything after it on the page jump 2^27 ns into the future.
+ * Seed 001: the task's event and the event of an interrupt both see a
+ * delta over 2^27 (here every clock read advances 2^27 ns) and reserve a
+ * time extend. The interrupt comes before the task reads its stamps, its
+ * event lands in front of the task's, and the task's event ends up with
+ * the zero delta, shown at the interrupt's time. Its time extend must be
+ * written as zero, or it and everything after it on the page jump 2^27 ns
+ * and more into the future.
  */
 static bool seed001_nested_time_extends(void)
 {
@@ -128,14 +132,39 @@ static bool seed001_nested_time_extends(void)
 	node(&t, 0, 24);
 	node(&t, 1, 40);
 	node(&t, 2, 24);	/* later task event */
-	irq_at(&t, 0, RBN_LABEL_A, 1);
-	/* the clock jumps at the first hook call, before the task reads it */
-	ok = run_tree("seed001", &t, 2, 200, 1000, 1ULL << 28, 0, false);
+	irq_at(&t, 0, RBN_LABEL_A_TAIL, 1);
+	clock_step = 1ULL << 27;
+	ok = run_tree("seed001", &t, 2, 200, 1000, 0, -1, false);
+	clock_step = 1;
 	st = stats();
 	ktap_print("  time extends written %" PRIu64 ", zero deltas %" PRIu64,
 		   st.ts_extend, st.ts_zero);
 	ok = ok && st.ts_extend == 2 && (flags_of(0) & RBN_EV_ZERO_DELTA) &&
 	     (flags_of(0) & RBN_EV_EXTEND) && (flags_of(1) & RBN_EV_EXTEND);
+	done();
+	return ok;
+}
+
+/*
+ * An interrupt between the task's A and B (here right after its clock
+ * read): B leaves before_stamp alone because it changed since A, so the
+ * slow path finds both stamps at the interrupt's time and computes an
+ * exact delta instead of the zero delta.
+ */
+static bool interrupt_between_a_and_b_keeps_time(void)
+{
+	struct nest_tree t = { 0 };
+	struct rbn_cpu_stats st;
+	bool ok;
+
+	node(&t, 0, 24);
+	node(&t, 1, 40);
+	node(&t, 2, 24);
+	irq_at(&t, 0, RBN_LABEL_A, 1);
+	ok = run_tree("a_to_b", &t, 2, 200, 1000, 0, -1, false);
+	st = stats();
+	ok = ok && (flags_of(0) & RBN_EV_SLOW) &&
+	     !(flags_of(0) & RBN_EV_ZERO_DELTA) && st.ts_zero == 0;
 	done();
 	return ok;
 }
@@ -365,8 +394,9 @@ int main(void)
 	nest_cur = &ctx;
 	rbn_user_nr_cpus = 1;
 
-	ktap_start(10);
+	ktap_start(11);
 	ktap_result(seed001_nested_time_extends(), "seed001_nested_time_extends");
+	ktap_result(interrupt_between_a_and_b_keeps_time(), "interrupt_between_a_and_b_keeps_time");
 	ktap_result(seed003_nested_after_slow_delta(), "seed003_nested_after_slow_delta");
 	ktap_result(sandwich_between_stamp_update_and_f(), "sandwich_zero_delta_only_when_written_behind");
 	ktap_result(fix_slowpath_of_interrupted_event(), "fix_slowpath_of_interrupted_event");
