@@ -4,6 +4,9 @@
 # the kernel module (through Kbuild), checks and benchmarks.
 #
 #   make              userspace library and test programs (build/user)
+#   make run          build, then run the signal-nesting stress once and
+#                     show what it measured (the VM run replaces this
+#                     when the kernel module is complete)
 #   make user-lib     build/user/librbnest.a and build/user/include/
 #   make module       the kernel module (KDIR=... to choose the headers;
 #                     C=1 runs sparse on the module sources)
@@ -90,7 +93,7 @@ Q		:= $(if $(V),,@)
 # Builds inside "make check" use every CPU unless -j was given.
 JOBS		= $(if $(filter -j%,$(MAKEFLAGS)),,-j$(shell nproc 2>/dev/null || echo 1))
 
-.PHONY: all user-lib module module-clean check check-build bench-user \
+.PHONY: all run user-lib module module-clean check check-build bench-user \
 	coverage deps clean $(addprefix tests-,$(VARIANTS))
 
 all: user-lib tests-user
@@ -186,6 +189,13 @@ check-build: user-lib $(addprefix tests-,$(VARIANTS))
 coverage: tests-cov
 	@find $(BUILD)/cov -name '*.gcda' -delete
 	@bash $(TEST_DIR)/run.sh $(call run_args,cov) $(COV_RUN)
+
+# ---- run -----------------------------------------------------------------
+
+run:
+	@bash scripts/deps.sh
+	@$(MAKE) --no-print-directory $(JOBS) $(BUILD)/user/test_stress
+	RBN_STRESS_EVENTS=$${RBN_STRESS_EVENTS:-4000000} $(BUILD)/user/test_stress
 
 # ---- benchmark -----------------------------------------------------------
 
