@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * rb_module.c - rbnest module glue: one per-CPU ring buffer.
+ * rbnest module glue: one per-CPU ring buffer.
  *
  * The module owns a single struct rbn_buffer sized by its parameters; the
  * ring buffer itself lives in rb_core.c.
