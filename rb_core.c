@@ -1390,6 +1390,27 @@ static struct rbn_cpu_buffer *rb_reader_cpu(struct rbn_buffer *buffer, int cpu)
 	return buffer->cpu_buffers[cpu];
 }
 
+/* The next event of a CPU under the reader lock, consumed or not. */
+static struct rbn_event *rb_read_next(struct rbn_buffer *buffer, int cpu,
+				      u64 *ts, unsigned long *lost,
+				      bool consume)
+{
+	struct rbn_cpu_buffer *cpu_buffer = rb_reader_cpu(buffer, cpu);
+	struct rbn_event *event;
+	unsigned long flags = 0;
+
+	if (!cpu_buffer)
+		return NULL;
+	rbn_reader_lock(&cpu_buffer->reader_lock, flags);
+	event = rb_buffer_peek(cpu_buffer, ts, lost);
+	if (event && consume) {
+		cpu_buffer->lost_events = 0;
+		rb_advance_reader(cpu_buffer);
+	}
+	rbn_reader_unlock(&cpu_buffer->reader_lock, flags);
+	return event;
+}
+
 /**
  * rbn_peek - look at the next event of a CPU without consuming it
  * @buffer:	the buffer
@@ -1402,16 +1423,7 @@ static struct rbn_cpu_buffer *rb_reader_cpu(struct rbn_buffer *buffer, int cpu)
 struct rbn_event *rbn_peek(struct rbn_buffer *buffer, int cpu, u64 *ts,
 			   unsigned long *lost)
 {
-	struct rbn_cpu_buffer *cpu_buffer = rb_reader_cpu(buffer, cpu);
-	struct rbn_event *event;
-	unsigned long flags = 0;
-
-	if (!cpu_buffer)
-		return NULL;
-	rbn_reader_lock(&cpu_buffer->reader_lock, flags);
-	event = rb_buffer_peek(cpu_buffer, ts, lost);
-	rbn_reader_unlock(&cpu_buffer->reader_lock, flags);
-	return event;
+	return rb_read_next(buffer, cpu, ts, lost, false);
 }
 
 /**
@@ -1426,20 +1438,7 @@ struct rbn_event *rbn_peek(struct rbn_buffer *buffer, int cpu, u64 *ts,
 struct rbn_event *rbn_consume(struct rbn_buffer *buffer, int cpu, u64 *ts,
 			      unsigned long *lost)
 {
-	struct rbn_cpu_buffer *cpu_buffer = rb_reader_cpu(buffer, cpu);
-	struct rbn_event *event;
-	unsigned long flags = 0;
-
-	if (!cpu_buffer)
-		return NULL;
-	rbn_reader_lock(&cpu_buffer->reader_lock, flags);
-	event = rb_buffer_peek(cpu_buffer, ts, lost);
-	if (event) {
-		cpu_buffer->lost_events = 0;
-		rb_advance_reader(cpu_buffer);
-	}
-	rbn_reader_unlock(&cpu_buffer->reader_lock, flags);
-	return event;
+	return rb_read_next(buffer, cpu, ts, lost, true);
 }
 
 /**
@@ -1451,16 +1450,7 @@ struct rbn_event *rbn_consume(struct rbn_buffer *buffer, int cpu, u64 *ts,
  */
 bool rbn_empty_cpu(struct rbn_buffer *buffer, int cpu)
 {
-	struct rbn_cpu_buffer *cpu_buffer = rb_reader_cpu(buffer, cpu);
-	unsigned long flags = 0;
-	bool empty;
-
-	if (!cpu_buffer)
-		return true;
-	rbn_reader_lock(&cpu_buffer->reader_lock, flags);
-	empty = !rb_buffer_peek(cpu_buffer, NULL, NULL);
-	rbn_reader_unlock(&cpu_buffer->reader_lock, flags);
-	return empty;
+	return !rb_read_next(buffer, cpu, NULL, NULL, false);
 }
 
 /**
