@@ -1,0 +1,119 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The events rbnest writes, defined once for the module, the userspace
+ * tests and tools/rbtrace: their layout and their format text in tracefs
+ * syntax, so that libtraceevent and trace-cmd parse them unchanged.
+ *
+ * Every event starts with the ftrace common fields, at the offsets ftrace
+ * uses, so that "trace-cmd report -l" shows irqs-off, hardirq and softirq
+ * context. Every event carries its per-CPU sequence number, the context it
+ * was written in and how deep writers were nested, so that loss and order
+ * can be checked by a reader.
+ */
+#ifndef _RBN_EVENTS_H
+#define _RBN_EVENTS_H
+
+/* Context of the writer (from preempt_count() in the module). */
+enum rbn_ctx {
+	RBN_CTX_TASK,
+	RBN_CTX_SOFTIRQ,
+	RBN_CTX_HARDIRQ,
+	RBN_CTX_NMI,
+};
+
+/* Where an event comes from. */
+enum rbn_source {
+	RBN_SRC_TEST,		/* userspace tests */
+	RBN_SRC_TASK,		/* load generator, task context */
+	RBN_SRC_HRTIMER,
+	RBN_SRC_SOFTIRQ,
+	RBN_SRC_IRQ_WORK,
+	RBN_SRC_NMI,
+	RBN_SRC_TRACEPOINT,
+	RBN_SRC_KPROBE,
+};
+
+/* ftrace's trace_entry flags in common_flags. */
+#define RBN_FLAG_IRQS_OFF	0x01
+#define RBN_FLAG_NMI		0x08
+#define RBN_FLAG_HARDIRQ	0x10
+#define RBN_FLAG_SOFTIRQ	0x20
+
+#define RBN_EVENT_SAMPLE_ID	1
+
+/**
+ * struct rbn_sample - the one event type of rbnest ("rbnest:sample")
+ * @common_type:	 RBN_EVENT_SAMPLE_ID
+ * @common_flags:	 RBN_FLAG_*
+ * @common_preempt_count: preempt_count() & 0xff
+ * @common_pid:		 current task's pid (0 in interrupts of the idle task)
+ * @seq:		 per-CPU sequence number, taken after the reserve
+ * @ts:			 the time stamp the writer used (rbn_event_ts())
+ * @cpu:		 CPU of the buffer
+ * @context:		 enum rbn_ctx
+ * @depth:		 writers in progress on this CPU, this one included
+ * @source:		 enum rbn_source
+ * @flags:		 rbn_event_flags() of the writer (RBN_EV_*)
+ * @arg:		 source specific (irq number, softirq vector, ...)
+ */
+struct rbn_sample {
+	unsigned short common_type;
+	unsigned char common_flags;
+	unsigned char common_preempt_count;
+	int common_pid;
+	unsigned long long seq;
+	unsigned long long ts;
+	unsigned int cpu;
+	unsigned char context;
+	unsigned char depth;
+	unsigned char source;
+	unsigned char flags;
+	unsigned long long arg;
+};
+
+/* The format file of rbnest:sample, as tracefs would print it. */
+#define RBN_SAMPLE_FORMAT						\
+	"name: sample\n"						\
+	"ID: 1\n"							\
+	"format:\n"							\
+	"\tfield:unsigned short common_type;\toffset:0;\tsize:2;\tsigned:0;\n" \
+	"\tfield:unsigned char common_flags;\toffset:2;\tsize:1;\tsigned:0;\n" \
+	"\tfield:unsigned char common_preempt_count;\toffset:3;\tsize:1;\tsigned:0;\n" \
+	"\tfield:int common_pid;\toffset:4;\tsize:4;\tsigned:1;\n"	\
+	"\n"								\
+	"\tfield:unsigned long long seq;\toffset:8;\tsize:8;\tsigned:0;\n" \
+	"\tfield:unsigned long long ts;\toffset:16;\tsize:8;\tsigned:0;\n" \
+	"\tfield:unsigned int cpu;\toffset:24;\tsize:4;\tsigned:0;\n"	\
+	"\tfield:unsigned char context;\toffset:28;\tsize:1;\tsigned:0;\n" \
+	"\tfield:unsigned char depth;\toffset:29;\tsize:1;\tsigned:0;\n" \
+	"\tfield:unsigned char source;\toffset:30;\tsize:1;\tsigned:0;\n" \
+	"\tfield:unsigned char flags;\toffset:31;\tsize:1;\tsigned:0;\n" \
+	"\tfield:unsigned long long arg;\toffset:32;\tsize:8;\tsigned:0;\n" \
+	"\n"								\
+	"print fmt: \"seq=%llu cpu=%u ctx=%u depth=%u src=%u flags=%#x arg=%llu\", " \
+	"REC->seq, REC->cpu, REC->context, REC->depth, REC->source, "	\
+	"REC->flags, REC->arg\n"
+
+/*
+ * header_page for sub-buffers of @size bytes of data (PAGE_SIZE << order
+ * minus 16), as tracefs prints it: use with a printf-like function and
+ * the data size as the one argument.
+ */
+#define RBN_HEADER_PAGE_FMT						\
+	"\tfield: u64 timestamp;\toffset:0;\tsize:8;\tsigned:0;\n"	\
+	"\tfield: local_t commit;\toffset:8;\tsize:8;\tsigned:1;\n"	\
+	"\tfield: int overwrite;\toffset:8;\tsize:1;\tsigned:1;\n"	\
+	"\tfield: char data;\toffset:16;\tsize:%u;\tsigned:1;\n"
+
+#define RBN_HEADER_EVENT						\
+	"# compressed entry header\n"					\
+	"\ttype_len    :    5 bits\n"					\
+	"\ttime_delta  :   27 bits\n"					\
+	"\tarray       :   32 bits\n"					\
+	"\n"								\
+	"\tpadding     : type == 29\n"					\
+	"\ttime_extend : type == 30\n"					\
+	"\ttime_stamp : type == 31\n"					\
+	"\tdata max type_len  == 28\n"
+
+#endif /* _RBN_EVENTS_H */
