@@ -22,7 +22,11 @@ static inline void ktap_start(int plan)
 	fflush(stdout);
 }
 
-static inline void __attribute__((format(printf, 1, 2)))
+#ifndef __printf
+#define __printf(a, b)	__attribute__((format(printf, a, b)))
+#endif
+
+static inline void __printf(1, 2)
 ktap_print(const char *fmt, ...)
 {
 	va_list ap;

@@ -82,12 +82,20 @@ static int gen(int depth, int n, struct nest_tree *out, int max)
 		int n1 = gen(depth + 1, a, s1, MAX_TREES);
 		int n2 = gen(depth + 1, n - 1 - a, s2, MAX_TREES);
 
-		for (l1 = 0; l1 < RBN_NR_LABELS; l1++)
-		for (l2 = l1; l2 < RBN_NR_LABELS; l2++)
-		for (i = 0; i < n1; i++)
-		for (j = 0; j < n2 && cnt < max; j++) {
-			struct nest_tree *t = &out[cnt++];
-			int k, off2 = 1 + s1[i].nr;
+		for (long x = 0; x < (long)RBN_NR_LABELS * RBN_NR_LABELS * n1 * n2 &&
+		     cnt < max; x++) {
+			struct nest_tree *t;
+			int k, off2;
+
+			/* x enumerates (l1 <= l2, first subtree, second subtree) */
+			j = x % n2;
+			i = x / n2 % n1;
+			l2 = x / n2 / n1 % RBN_NR_LABELS;
+			l1 = x / n2 / n1 / RBN_NR_LABELS;
+			if (l2 < l1)
+				continue;
+			t = &out[cnt++];
+			off2 = 1 + s1[i].nr;
 
 			memset(t, 0, sizeof(*t));
 			t->nr = 1 + s1[i].nr + s2[j].nr;
@@ -349,12 +357,15 @@ static bool family_overwrite(void)
 	 * events) or a reader action, which (if a writer) is interrupted at
 	 * l2 by a writer or a reader action.
 	 */
-	for (l1 = 0; l1 < RBN_NR_LABELS; l1++)
-	for (a1 = NEST_WRITE; a1 <= NEST_READ_PAGE; a1++)
-	for (r1 = 0; r1 <= 3; r1 += 3)
-	for (l2 = 0; l2 <= RBN_NR_LABELS; l2++)
-	for (a2 = NEST_WRITE; a2 <= NEST_READ_PAGE; a2++) {
+	for (int x = 0; x < RBN_NR_LABELS * 3 * 2 * (RBN_NR_LABELS + 1) * 3; x++) {
 		struct nest_tree *tr;
+
+		/* x enumerates (l1, a1, r1, l2, a2); l2 == NR_LABELS: none */
+		a2 = x % 3;
+		l2 = x / 3 % (RBN_NR_LABELS + 1);
+		r1 = x / 3 / (RBN_NR_LABELS + 1) % 2 * 3;
+		a1 = x / 3 / (RBN_NR_LABELS + 1) / 2 % 3;
+		l1 = x / 3 / (RBN_NR_LABELS + 1) / 2 / 3;
 
 		if (a1 != NEST_WRITE && (l2 || a2 || r1))
 			continue;

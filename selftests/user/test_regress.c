@@ -11,6 +11,8 @@
 #include "ktap.h"
 #include "nest_harness.h"
 
+#define ARRAY_SIZE(a)	(sizeof(a) / sizeof((a)[0]))
+
 static struct nest_ctx ctx;
 /* Clock advance per read; 1 ns unless a scenario needs more. */
 static u64 clock_step = 1;
@@ -308,7 +310,7 @@ static bool page_switch_cases(void)
 	bool ok = true;
 	unsigned int i;
 
-	for (i = 0; i < sizeof(labels) / sizeof(labels[0]); i++) {
+	for (i = 0; i < ARRAY_SIZE(labels); i++) {
 		struct nest_tree t = { 0 };
 		char name[64];
 		bool one;
@@ -357,7 +359,7 @@ static bool max_data_size(void)
 		memset(rbn_event_data(ev), 0x5a, max);
 		rbn_commit(ctx.buffer, ev);
 	}
-	ok = ok && rbn_reserve(ctx.buffer, max + 1) == NULL;
+	ok = ok && !rbn_reserve(ctx.buffer, max + 1);
 	st = stats();
 	ok = ok && st.dropped == 1 && st.written == 2;
 	ok = ok && rbn_consume(ctx.buffer, 0, &ts, NULL);
