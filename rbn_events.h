@@ -35,9 +35,9 @@ enum rbn_source {
 
 /* ftrace's trace_entry flags in common_flags. */
 #define RBN_FLAG_IRQS_OFF	0x01
-#define RBN_FLAG_NMI		0x08
-#define RBN_FLAG_HARDIRQ	0x10
-#define RBN_FLAG_SOFTIRQ	0x20
+#define RBN_FLAG_HARDIRQ	0x08
+#define RBN_FLAG_SOFTIRQ	0x10
+#define RBN_FLAG_NMI		0x40
 
 #define RBN_EVENT_SAMPLE_ID	1
 
