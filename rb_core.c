@@ -1274,11 +1274,14 @@ spin:
 	reader = rb_set_head_page(cpu_buffer);
 	if (!reader)
 		goto out;
-	cpu_buffer->reader_page->next = (unsigned long)rb_next_page(reader);
+	/*
+	 * The reader page will point to the new head. A writer still on
+	 * the reader page reads this pointer: one store, flag included.
+	 */
+	WRITE_ONCE(cpu_buffer->reader_page->next,
+		   (unsigned long)rb_next_page(reader) | RB_PAGE_HEAD);
 	WRITE_ONCE(cpu_buffer->reader_page->prev, reader->prev);
 	cpu_buffer->pages = reader->prev;
-	/* The reader page will point to the new head. */
-	cpu_buffer->reader_page->next |= RB_PAGE_HEAD;
 
 	/*
 	 * Read the overrun after setting up the pointers: a writer crossing
