@@ -17,6 +17,11 @@
 #   make deps         install the Debian packages the above need
 #   make clean
 #
+# tools/rbtrace/rbtrace (check and report rbnest recordings) is built by
+# "make" too; "make check" also runs it on recordings of the core written
+# by build/user/rbgen (selftests/user/test_rbtrace.sh), plain and under
+# ASan+UBSan (build/asan/rbtrace).
+#
 # Variants of the userspace build, each in its own directory:
 #   build/user  -O2             all tests
 #   build/asan  ASan + UBSan    all tests
@@ -96,7 +101,7 @@ JOBS		= $(if $(filter -j%,$(MAKEFLAGS)),,-j$(shell nproc 2>/dev/null || echo 1))
 .PHONY: all run user-lib module module-clean check check-build bench-user \
 	coverage deps clean $(addprefix tests-,$(VARIANTS))
 
-all: user-lib tests-user
+all: user-lib tests-user rbtrace
 
 user-lib: $(BUILD)/user/librbnest.a \
 	$(addprefix $(BUILD)/user/include/,$(notdir $(LIB_HDRS)))
@@ -148,6 +153,41 @@ $(foreach v,$(VARIANTS),$(eval $(call variant_rules,$(v))))
 
 -include $(shell find $(BUILD) -name '*.d' 2>/dev/null)
 
+# ---- tools/rbtrace ------------------------------------------------------
+
+RBTRACE_DIR	:= tools/rbtrace
+RBTRACE_SRCS	= $(sort $(wildcard $(RBTRACE_DIR)/*.c))
+RBTRACE_DEPS	= $(RBTRACE_SRCS) $(wildcard $(RBTRACE_DIR)/*.h) rbn_events.h
+RBTRACE		:= $(RBTRACE_DIR)/rbtrace
+RBTRACE_CFLAGS	= -std=gnu11 -g -Wall -Wextra -Werror -Wno-sign-compare -I. \
+		  $(TEP_CFLAGS)
+# rbtrace built for the tests: plain and under ASan+UBSan; the recording
+# generator, on the userspace core.
+RBTRACE_BINS	:= $(RBTRACE) $(BUILD)/asan/rbtrace $(BUILD)/user/rbgen
+
+rbtrace: $(RBTRACE)
+
+$(RBTRACE): $(RBTRACE_DEPS)
+	@echo "  LD      $@"
+	$(Q)$(if $(TEP_LIBS),,$(error libtraceevent not found by $(PKG_CONFIG); run 'make deps'))
+	$(Q)$(CC) $(RBTRACE_CFLAGS) -O2 $(EXTRA_CFLAGS) -o $@ $(RBTRACE_SRCS) \
+		$(EXTRA_LDFLAGS) $(TEP_LIBS)
+
+$(BUILD)/asan/rbtrace: $(RBTRACE_DEPS)
+	@mkdir -p $(@D)
+	@echo "  LD [asan] $@"
+	$(Q)$(if $(TEP_LIBS),,$(error libtraceevent not found by $(PKG_CONFIG); run 'make deps'))
+	$(Q)$(CC) $(RBTRACE_CFLAGS) $(OPT_asan) $(EXTRA_CFLAGS) -o $@ \
+		$(RBTRACE_SRCS) $(LD_asan) $(EXTRA_LDFLAGS) $(TEP_LIBS)
+
+$(BUILD)/user/rbgen: $(BUILD)/user/obj/$(TEST_DIR)/rbgen.o \
+		$(BUILD)/user/librbnest.a
+	@echo "  LD [user] $@"
+	$(Q)$(CC) $(RBN_LDFLAGS) $(EXTRA_LDFLAGS) -o $@ $^
+
+RBTRACE_RUNS	= '@rbtrace bash $(TEST_DIR)/test_rbtrace.sh $(RBTRACE) $(BUILD)/user/rbgen' \
+		  '@rbtrace-asan $(SAN_ENV) bash $(TEST_DIR)/test_rbtrace.sh $(BUILD)/asan/rbtrace $(BUILD)/user/rbgen'
+
 # ---- the kernel module ---------------------------------------------------
 
 module:
@@ -177,14 +217,15 @@ COV_RUN		= '@cov/coverage $(PYTHON) scripts/coverage.py --build $(BUILD)/cov'
 # still run.
 check:
 	@bash scripts/deps.sh
-	@rm -f $(foreach v,$(VARIANTS),$(addprefix $(BUILD)/$(v)/,$(TESTS_$(v))))
+	@rm -f $(foreach v,$(VARIANTS),$(addprefix $(BUILD)/$(v)/,$(TESTS_$(v)))) \
+		$(RBTRACE_BINS)
 	@build=; $(MAKE) --no-print-directory -k $(JOBS) check-build || \
 		build='!build some programs did not build (errors above)'; \
 	find $(BUILD)/cov -name '*.gcda' -delete 2>/dev/null; \
 	bash $(TEST_DIR)/run.sh $(foreach v,$(VARIANTS),$(call run_args,$(v))) \
-		$(COV_RUN) $${build:+"$$build"}
+		$(RBTRACE_RUNS) $(COV_RUN) $${build:+"$$build"}
 
-check-build: user-lib $(addprefix tests-,$(VARIANTS))
+check-build: user-lib $(addprefix tests-,$(VARIANTS)) $(RBTRACE_BINS)
 
 coverage: tests-cov
 	@find $(BUILD)/cov -name '*.gcda' -delete
@@ -212,6 +253,7 @@ bench-user: $(BUILD)/user/bench_user \
 
 clean:
 	rm -rf $(BUILD)
+	rm -f $(RBTRACE)
 	rm -f *.o *.ko *.mod *.mod.c .*.cmd .*.d Module.symvers modules.order \
 		port/kernel/*.o port/kernel/.*.cmd
 	rm -rf .tmp_versions

@@ -20,6 +20,7 @@ REQUIRED=(
 	binutils
 	pkg-config
 	libtraceevent-dev
+	trace-cmd
 	valgrind
 	python3
 )

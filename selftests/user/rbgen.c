@@ -1,0 +1,279 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * rbgen - write rbnest recordings from the userspace build of the core,
+ * for the tests of tools/rbtrace.
+ *
+ * Usage: rbgen MODE DIR
+ *
+ *   nest       2 CPUs, producer/consumer mode, nested writers (softirq,
+ *              hardirq, NMI) injected from the test hook at every label
+ *              of the write path, clock jumps of 2^27 ns and more
+ *   nest59     the same with a clock that crosses 2^59 (absolute stamps
+ *              need their carry)
+ *   overwrite  2 CPUs, overwrite mode on a small ring read now and then:
+ *              pages with missed-events counts
+ *
+ * DIR gets the format files and cpuN.raw, the pages rbn_read_page()
+ * returned, one after the other. What was written is printed on stdout
+ * ("written: N" per CPU, "lost: N" in overwrite mode).
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "rb_core.h"
+#include "rbn_events.h"
+
+#define GEN_CPUS	2
+#define GEN_MAX_DEPTH	4
+
+struct gen {
+	struct rbn_buffer *b;
+	const char *dir;
+	FILE *raw[GEN_CPUS];
+	void *page[GEN_CPUS];
+	unsigned long long seq[GEN_CPUS];
+	unsigned long written[GEN_CPUS];
+	unsigned long pages[GEN_CPUS];
+	unsigned long refused;
+	unsigned long nested;
+	unsigned long at_label[RBN_NR_LABELS];
+	int depth;
+	unsigned int rate;
+	unsigned int rng;
+};
+
+static struct gen gen;
+
+static u64 clk_now, clk_reads;
+static unsigned int clk_jump_every;
+static u64 clk_jump;
+
+static u64 gen_clock(void)
+{
+	clk_reads++;
+	clk_now += 97;
+	if (clk_jump_every && !(clk_reads % clk_jump_every))
+		clk_now += clk_jump + (clk_reads % 3) * (1ULL << 32);
+	return clk_now;
+}
+
+static unsigned int gen_rand(void)
+{
+	gen.rng = gen.rng * 1103515245 + 12345;
+	return gen.rng >> 8;
+}
+
+static const unsigned char ctx_flags[] = {
+	[RBN_CTX_TASK] = 0,
+	[RBN_CTX_SOFTIRQ] = RBN_FLAG_SOFTIRQ,
+	[RBN_CTX_HARDIRQ] = RBN_FLAG_HARDIRQ | RBN_FLAG_IRQS_OFF,
+	[RBN_CTX_NMI] = RBN_FLAG_NMI | RBN_FLAG_IRQS_OFF,
+};
+
+static void gen_write(void)
+{
+	int cpu = rbn_user_cpu, ctx = rbn_user_context;
+	struct rbn_sample *s;
+	struct rbn_event *ev;
+
+	gen.depth++;
+	ev = rbn_reserve(gen.b, sizeof(*s));
+	if (ev) {
+		s = rbn_event_data(ev);
+		memset(s, 0, sizeof(*s));
+		s->common_type = RBN_EVENT_SAMPLE_ID;
+		s->common_flags = ctx_flags[ctx];
+		s->common_preempt_count = ctx ? 1 << (ctx - 1) : 0;
+		s->common_pid = ctx ? 0 : 100 + cpu;
+		/* the sequence number is taken after the reserve */
+		s->seq = gen.seq[cpu]++;
+		s->ts = rbn_event_ts(gen.b, ev);
+		s->cpu = cpu;
+		s->context = ctx;
+		s->depth = gen.depth;
+		s->source = RBN_SRC_TEST;
+		s->flags = rbn_event_flags(gen.b, ev);
+		s->arg = clk_reads;
+		rbn_commit(gen.b, ev);
+		gen.written[cpu]++;
+	} else {
+		gen.refused++;
+	}
+	gen.depth--;
+}
+
+/* An interrupt one context level up, at a label of the write path. */
+static void gen_hook(struct rbn_buffer *buffer, int cpu, int label, void *arg)
+{
+	int saved = rbn_user_context;
+
+	(void)buffer;
+	(void)cpu;
+	(void)arg;
+	if (!gen.depth || saved >= RBN_CTX_NMI || gen.depth >= GEN_MAX_DEPTH)
+		return;
+	if (gen_rand() % gen.rate)
+		return;
+	gen.nested++;
+	gen.at_label[label]++;
+	rbn_user_context = saved + 1;
+	gen_write();
+	rbn_user_context = saved;
+}
+
+static void drain(void)
+{
+	unsigned int size = rbn_subbuf_size(gen.b);
+	int cpu, ret;
+
+	for (cpu = 0; cpu < GEN_CPUS; cpu++) {
+		for (;;) {
+			ret = rbn_read_page(gen.b, cpu, &gen.page[cpu], size,
+					    false);
+			if (ret == -EAGAIN)
+				break;
+			if (ret < 0) {
+				fprintf(stderr, "rbgen: rbn_read_page: %d\n",
+					ret);
+				exit(1);
+			}
+			if (fwrite(gen.page[cpu], size, 1, gen.raw[cpu]) != 1) {
+				perror("rbgen: write");
+				exit(1);
+			}
+			gen.pages[cpu]++;
+		}
+	}
+}
+
+static void write_text(const char *name, const char *text)
+{
+	char path[4096];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/%s", gen.dir, name);
+	f = fopen(path, "w");
+	if (!f || fputs(text, f) < 0 || fclose(f)) {
+		fprintf(stderr, "rbgen: %s: %s\n", path, strerror(errno));
+		exit(1);
+	}
+}
+
+static void make_dir(const char *sub)
+{
+	char path[4096];
+
+	snprintf(path, sizeof(path), "%s%s%s", gen.dir, *sub ? "/" : "", sub);
+	if (mkdir(path, 0755) && errno != EEXIST) {
+		fprintf(stderr, "rbgen: %s: %s\n", path, strerror(errno));
+		exit(1);
+	}
+}
+
+int main(int argc, char **argv)
+{
+	struct rbn_config cfg = {
+		.order = 0,
+		.clock = gen_clock,
+		.nr_cpus = GEN_CPUS,
+	};
+	unsigned int outer, drain_every;
+	struct rbn_cpu_stats st;
+	char text[512], path[4096];
+	unsigned int i;
+	int cpu;
+
+	if (argc != 3) {
+		fprintf(stderr, "usage: rbgen nest|nest59|overwrite DIR\n");
+		return 2;
+	}
+	gen.dir = argv[2];
+	gen.rng = 1;
+	clk_now = 1000000000ULL;
+	if (!strcmp(argv[1], "nest") || !strcmp(argv[1], "nest59")) {
+		cfg.size = 64 * PAGE_SIZE;
+		outer = 6000;
+		drain_every = 300;
+		gen.rate = 20;
+		clk_jump_every = 11;
+		clk_jump = (1ULL << 27) + 4321;
+		if (!strcmp(argv[1], "nest59"))
+			clk_now = (1ULL << 59) - (1ULL << 40);
+	} else if (!strcmp(argv[1], "overwrite")) {
+		cfg.size = 4 * PAGE_SIZE;
+		cfg.overwrite = true;
+		outer = 8000;
+		drain_every = 1500;
+		gen.rate = 10;
+		clk_jump_every = 101;
+		clk_jump = 1ULL << 27;
+	} else {
+		fprintf(stderr, "rbgen: unknown mode '%s'\n", argv[1]);
+		return 2;
+	}
+
+	gen.b = rbn_alloc(&cfg);
+	if (!gen.b) {
+		fprintf(stderr, "rbgen: rbn_alloc failed\n");
+		return 1;
+	}
+	make_dir("");
+	make_dir("events");
+	make_dir("events/rbnest");
+	make_dir("events/rbnest/sample");
+	snprintf(text, sizeof(text), RBN_HEADER_PAGE_FMT,
+		 rbn_subbuf_size(gen.b) - (unsigned int)RBN_PAGE_HDR_SIZE);
+	write_text("header_page", text);
+	write_text("header_event", RBN_HEADER_EVENT);
+	write_text("events/rbnest/sample/format", RBN_SAMPLE_FORMAT);
+	write_text("trace_clock", "[local] global\n");
+	for (cpu = 0; cpu < GEN_CPUS; cpu++) {
+		snprintf(path, sizeof(path), "%s/cpu%d.raw", gen.dir, cpu);
+		gen.raw[cpu] = fopen(path, "w");
+		gen.page[cpu] = rbn_alloc_read_page(gen.b, cpu);
+		if (!gen.raw[cpu] || !gen.page[cpu]) {
+			fprintf(stderr, "rbgen: %s: cannot open\n", path);
+			return 1;
+		}
+	}
+
+	rbn_test_set_hook(gen_hook, NULL);
+	for (i = 0; i < outer; i++) {
+		rbn_user_cpu = (gen_rand() >> 4) % GEN_CPUS;
+		rbn_user_context = RBN_CTX_TASK;
+		gen_write();
+		if (!((i + 1) % drain_every)) {
+			rbn_test_set_hook(NULL, NULL);
+			drain();
+			rbn_test_set_hook(gen_hook, NULL);
+		}
+	}
+	rbn_test_set_hook(NULL, NULL);
+	drain();
+
+	for (cpu = 0; cpu < GEN_CPUS; cpu++) {
+		rbn_cpu_stats(gen.b, cpu, &st);
+		printf("cpu%d: written: %lu pages: %lu lost: %llu zero: %llu abs: %llu extend: %llu depth: %llu\n",
+		       cpu, gen.written[cpu], gen.pages[cpu],
+		       (unsigned long long)st.overrun,
+		       (unsigned long long)st.ts_zero,
+		       (unsigned long long)st.ts_abs,
+		       (unsigned long long)st.ts_extend,
+		       (unsigned long long)st.max_depth);
+		if (fclose(gen.raw[cpu])) {
+			perror("rbgen: close");
+			return 1;
+		}
+		rbn_free_read_page(gen.b, cpu, gen.page[cpu]);
+	}
+	printf("nested: %lu refused: %lu labels:", gen.nested, gen.refused);
+	for (i = 0; i < RBN_NR_LABELS; i++)
+		if (gen.at_label[i])
+			printf(" %u", i);
+	printf("\nwarnings: %lu\n", rbn_user_warnings);
+	rbn_free(gen.b);
+	return rbn_user_warnings ? 1 : 0;
+}

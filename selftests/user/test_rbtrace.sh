@@ -1,0 +1,506 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# test_rbtrace.sh - tools/rbtrace on recordings written by the real core.
+#
+# Usage: test_rbtrace.sh RBTRACE RBGEN
+#
+# RBGEN writes recordings from the userspace build of rb_core.c (nested
+# writers injected at every label, clock jumps, a clock across 2^59,
+# overwrite mode with loss). "rbtrace check" must pass on them, and fail,
+# naming the file, CPU, page and offset, on copies corrupted on purpose:
+# a time moved backwards, an event cut out of a page, a missed-events
+# count removed; bad input (a truncated file, a commit past the page, a
+# length past the commit, a broken format file, a missing CPU file) must
+# exit 2 with the file named; randomly mutated pages must never crash it.
+# "rbtrace report" must print one line per event. "rbtrace record" is run
+# on a module directory made of files and of FIFOs. Output is KTAP.
+
+set -uo pipefail
+
+rbtrace=${1:-}
+rbgen=${2:-}
+nr_tests=22
+
+echo "KTAP version 1"
+echo "1..$nr_tests"
+if [ ! -x "$rbtrace" ] || [ ! -x "$rbgen" ]; then
+	echo "# rbtrace '$rbtrace' or rbgen '$rbgen' is not built"
+	for i in $(seq 1 $nr_tests); do
+		echo "not ok $i not built"
+	done
+	exit 1
+fi
+
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+nr=0
+nr_fail=0
+
+result() {
+	nr=$((nr + 1))
+	if [ "$1" = ok ]; then
+		echo "ok $nr $2"
+	else
+		nr_fail=$((nr_fail + 1))
+		echo "not ok $nr $2"
+	fi
+}
+
+diag() {
+	sed 's/^/# /'
+}
+
+# Page surgery on a copy of a recording: corrupt.py MODE FILE [ARGS].
+# Prints the page (and offset) it changed.
+cat >"$tmp/corrupt.py" <<'EOF'
+import struct, sys
+
+PAGE = 4096
+mode, path = sys.argv[1], sys.argv[2]
+d = bytearray(open(path, 'rb').read())
+npages = len(d) // PAGE
+
+
+def entries(p):
+    """(offset, type_len, delta, length) of every entry of page p"""
+    base = p * PAGE + 16
+    commit = struct.unpack_from('<Q', d, p * PAGE + 8)[0] & ((1 << 30) - 1)
+    off, out = 0, []
+    while off < commit:
+        h = struct.unpack_from('<I', d, base + off)[0]
+        t, delta = h & 31, h >> 5
+        if t == 29 and not delta:
+            break
+        if t in (30, 31):
+            n = 8
+        elif t in (0, 29):
+            n = struct.unpack_from('<I', d, base + off + 4)[0] + 4
+        else:
+            n = t * 4 + 4
+        out.append((off, t, delta, n))
+        off += n
+    return out, commit
+
+
+def put_hdr(p, off, t, delta):
+    struct.pack_into('<I', d, p * PAGE + 16 + off, (delta << 5) | t)
+
+
+if mode == 'backwards':
+    # a page whose first entry is a plain event: move its stamp back
+    for p in range(3, npages):
+        ev, commit = entries(p)
+        if ev and 1 <= ev[0][1] <= 28:
+            ts = struct.unpack_from('<Q', d, p * PAGE)[0]
+            struct.pack_into('<Q', d, p * PAGE, ts - 5000000)
+            print(p, ev[0][0])
+            break
+    else:
+        sys.exit('no page to corrupt')
+elif mode == 'cut':
+    # cut a plain event out of the middle of a page; its delta goes to
+    # the event after it, so the times of the others do not change
+    done = False
+    for p in range(2, npages):
+        ev, commit = entries(p)
+        for i in range(2, len(ev) - 2):
+            a, b, c = ev[i - 1], ev[i], ev[i + 1]
+            if not all(1 <= x[1] <= 28 for x in (a, b, c)):
+                continue
+            if b[2] + c[2] >= 1 << 27:
+                continue
+            base = p * PAGE + 16
+            put_hdr(p, c[0], c[1], b[2] + c[2])
+            d[base + b[0]:base + commit - b[3]] = \
+                d[base + c[0]:base + commit]
+            d[base + commit - b[3]:base + commit] = bytes(b[3])
+            cw = struct.unpack_from('<Q', d, p * PAGE + 8)[0]
+            struct.pack_into('<Q', d, p * PAGE + 8, cw - b[3])
+            print(p, b[0])
+            done = True
+            break
+        if done:
+            break
+    else:
+        sys.exit('no event to cut')
+elif mode == 'unmiss':
+    # clear the missed-events flags and count of a page whose neighbours
+    # have no flag
+    def flags(p):
+        return struct.unpack_from('<Q', d, p * PAGE + 8)[0] >> 30 & 3
+    for p in range(1, npages - 1):
+        if flags(p) == 3 and not flags(p - 1) and not flags(p + 1):
+            cw = struct.unpack_from('<Q', d, p * PAGE + 8)[0]
+            commit = cw & ((1 << 30) - 1)
+            struct.pack_into('<Q', d, p * PAGE + 8, commit)
+            struct.pack_into('<Q', d, p * PAGE + 16 + commit, 0)
+            print(p)
+            break
+    else:
+        sys.exit('no page with a stored count between plain pages')
+elif mode == 'commit':
+    p = int(sys.argv[3])
+    struct.pack_into('<Q', d, p * PAGE + 8, 5000)
+    print(p)
+elif mode == 'length':
+    # the first plain event of page p becomes a type 0 event running past
+    p = int(sys.argv[3])
+    ev, commit = entries(p)
+    off = [e for e in ev if 1 <= e[1] <= 28][0][0]
+    put_hdr(p, off, 0, 0)
+    struct.pack_into('<I', d, p * PAGE + 16 + off + 4, 40000)
+    print(p, off)
+else:
+    sys.exit('unknown mode ' + mode)
+open(path, 'wb').write(d)
+EOF
+
+corrupt() {
+	python3 "$tmp/corrupt.py" "$@"
+}
+
+# events: N from "rbtrace check"
+events_of() {
+	sed -n 's/^events: \([0-9]*\)$/\1/p' "$1"
+}
+
+# ---- recordings of the real core pass ------------------------------------
+
+for mode in nest nest59 overwrite; do
+	rec=$tmp/$mode
+	if ! "$rbgen" $mode "$rec" >"$tmp/gen.$mode" 2>&1; then
+		diag <"$tmp/gen.$mode"
+		result fail "check: $mode recording"
+		continue
+	fi
+	diag <"$tmp/gen.$mode"
+	"$rbtrace" check "$rec" >"$tmp/check.$mode" 2>&1
+	rc=$?
+	diag <"$tmp/check.$mode"
+	ok=fail
+	[ $rc -eq 0 ] && grep -q ': OK$' "$tmp/check.$mode" && ok=ok
+	# the loss of overwrite mode must be seen as counted gaps
+	if [ $mode = overwrite ] &&
+	   ! awk '$1 ~ /^[0-9]+$/ && $9 > 0 { f = 1 } END { exit !f }' \
+		"$tmp/check.$mode"; then
+		echo "# no seq gaps in the overwrite recording"
+		ok=fail
+	fi
+	result $ok "check: $mode recording (exit $rc)"
+done
+
+# ---- report --------------------------------------------------------------
+
+ok=ok
+for mode in nest nest59 overwrite; do
+	want=$(events_of "$tmp/check.$mode")
+	got=$("$rbtrace" report "$tmp/$mode" | grep -c ' sample: seq=')
+	echo "# report $mode: $got lines, check counted ${want:-?} events"
+	[ -n "$want" ] && [ "$got" = "$want" ] || ok=fail
+done
+result $ok "report: one line per event"
+
+ok=ok
+"$rbtrace" report -l --ts-diff --cpu 1 "$tmp/nest" >"$tmp/rep.l" || ok=fail
+head -n 3 "$tmp/rep.l" | diag
+n1=$(grep -c ' \[001\] ' "$tmp/rep.l")
+nall=$(wc -l <"$tmp/rep.l")
+want1=$(awk '$1 == 1 { print $3 }' "$tmp/check.nest")
+echo "# report --cpu 1: $nall lines, $n1 on CPU 1, check counted $want1"
+[ "$n1" = "$nall" ] && [ "$n1" = "$want1" ] || ok=fail
+for f in '\.\.\.\. ' 'd\.h' '\.\.s' 'd\.z'; do
+	grep -q "\] $f" "$tmp/rep.l" || { echo "# no flags $f"; ok=fail; }
+done
+grep -q ': (+[0-9]*) sample: ' "$tmp/rep.l" || ok=fail
+# the time column never goes backwards
+awk '{ split($0, a, ": "); n = split(a[1], w, " "); t = w[n]
+       if (NR > 1 && t < p) { bad = 1 } p = t }
+     END { exit bad }' "$tmp/rep.l" || { echo "# time goes back"; ok=fail; }
+result $ok "report -l --ts-diff --cpu 1: flags, deltas, one CPU"
+
+# ---- export to trace-cmd ---------------------------------------------------
+
+# "CPU TIME SEQ" per event, sorted, from a report of either tool
+keys() {
+	sed -n 's/.*\[0*\([0-9][0-9]*\)\][^:]* \([0-9][0-9]*\.[0-9]*\): .*seq=\([0-9]*\).*/\1 \2 \3/p' |
+		sort
+}
+
+if ! command -v trace-cmd >/dev/null 2>&1; then
+	for c in "export: trace-cmd report reads every event" \
+		 "export: trace-cmd --ts-check has no warning" \
+		 "export: trace-cmd shows nested events with real deltas"; do
+		nr=$((nr + 1))
+		echo "ok $nr $c # SKIP trace-cmd not installed"
+	done
+else
+	ok=ok
+	okts=ok
+	for mode in nest nest59 overwrite; do
+		dat=$tmp/$mode.dat
+		if ! "$rbtrace" export "$tmp/$mode" -o "$dat" 2>"$tmp/err"; then
+			diag <"$tmp/err"
+			ok=fail
+			okts=fail
+			continue
+		fi
+		trace-cmd report -t "$dat" >"$tmp/tc.$mode" 2>"$tmp/tc.err"
+		want=$(events_of "$tmp/check.$mode")
+		got=$(grep -c ' sample: ' "$tmp/tc.$mode")
+		bad=$(grep -c 'UNKNOWN EVENT\|FAILED TO PARSE' "$tmp/tc.$mode")
+		"$rbtrace" report "$tmp/$mode" | keys >"$tmp/k.rb"
+		keys <"$tmp/tc.$mode" >"$tmp/k.tc"
+		same=$(comm -3 "$tmp/k.rb" "$tmp/k.tc" | wc -l)
+		echo "# export $mode: trace-cmd shows $got events (check counted ${want:-?}), $bad unparsed, $same records differ from rbtrace report in cpu/time/seq"
+		[ -n "$want" ] && [ "$got" = "$want" ] && [ "$bad" -eq 0 ] &&
+			[ "$same" -eq 0 ] && [ -s "$tmp/k.tc" ] || ok=fail
+		trace-cmd report --ts-check "$dat" >/dev/null 2>"$tmp/tsc.err"
+		if grep -q 'went backwards' "$tmp/tsc.err"; then
+			head -n 3 "$tmp/tsc.err" | diag
+			okts=fail
+		fi
+		echo "# export $mode: --ts-check warnings: $(grep -c 'went backwards' "$tmp/tsc.err")"
+	done
+	result $ok "export: trace-cmd report reads every event"
+	result $okts "export: trace-cmd --ts-check has no warning"
+
+	# The view of the article: nested (depth > 1) events with their own,
+	# non-zero deltas, and the irq/softirq context flags.
+	ok=fail
+	if [ -s "$tmp/nest.dat" ]; then
+		trace-cmd report --debug -l -t --ts-diff "$tmp/nest.dat" \
+			>"$tmp/tc.view" 2>/dev/null
+		nested=$(grep -E '\(\+[1-9][0-9]*\).* depth=[2-4]' "$tmp/tc.view" | wc -l)
+		zero=$(grep -E '\(\+0\).* depth=[2-4]' "$tmp/tc.view" | wc -l)
+		# -l prints CPU and flags together: "  1d.h2."
+		hard=$(grep -cE ' [0-9]+d\.h' "$tmp/tc.view")
+		soft=$(grep -cE ' [0-9]+\.\.s' "$tmp/tc.view")
+		grep -E 'depth=[2-4]' "$tmp/tc.view" | head -n 4 | diag
+		echo "# trace-cmd --ts-diff: $nested nested events with a non-zero delta, $zero with (+0); $hard lines hardirq, $soft softirq"
+		[ "$nested" -gt 0 ] && [ "$hard" -gt 0 ] && [ "$soft" -gt 0 ] && ok=ok
+	fi
+	result $ok "export: trace-cmd shows nested events with real deltas"
+fi
+
+# ---- violations ------------------------------------------------------------
+
+# expect_violation NAME REC PATTERN: exit 1 and PATTERN in the output
+expect_violation() {
+	"$rbtrace" check -q "$2" >"$tmp/out" 2>&1
+	rc=$?
+	grep VIOLATION "$tmp/out" | head -n 3 | diag
+	if [ $rc -eq 1 ] && grep -q "$3" "$tmp/out"; then
+		result ok "$1"
+	else
+		echo "# exit $rc, wanted 1 and '$3'"
+		result fail "$1"
+	fi
+}
+
+# expect_input NAME REC PATTERN: exit 2 and PATTERN on stderr
+expect_input() {
+	"$rbtrace" check -q "$2" >/dev/null 2>"$tmp/err"
+	rc=$?
+	diag <"$tmp/err"
+	if [ $rc -eq 2 ] && grep -q "$3" "$tmp/err"; then
+		result ok "$1"
+	else
+		echo "# exit $rc, wanted 2 and '$3'"
+		result fail "$1"
+	fi
+}
+
+copy() {
+	rm -rf "$tmp/bad"
+	cp -r "$tmp/$1" "$tmp/bad"
+}
+
+copy nest
+read -r pg off < <(corrupt backwards "$tmp/bad/cpu0.raw")
+echo "# page stamp of cpu0 page $pg moved back by 5 ms"
+expect_violation "check: time moved backwards" "$tmp/bad" \
+	"cpu0.raw: cpu 0 page $pg offset $off: time went backwards"
+
+copy nest
+read -r pg off < <(corrupt cut "$tmp/bad/cpu1.raw")
+echo "# event at cpu1 page $pg offset $off cut out, commit reduced"
+expect_violation "check: event removed without a missed count" "$tmp/bad" \
+	"cpu1.raw: cpu 1 page $pg offset [0-9]*: 1 events missing before seq"
+
+copy overwrite
+read -r pg < <(corrupt unmiss "$tmp/bad/cpu0.raw")
+echo "# missed-events count of cpu0 page $pg removed"
+expect_violation "check: missed count removed" "$tmp/bad" \
+	"cpu0.raw: cpu 0 page $pg offset [0-9]*: [0-9]* events missing"
+
+# ---- bad input ---------------------------------------------------------------
+
+copy nest
+size=$(stat -c %s "$tmp/bad/cpu1.raw")
+truncate -s $((size - 100)) "$tmp/bad/cpu1.raw"
+expect_input "check: truncated cpu file" "$tmp/bad" \
+	"cpu1.raw: truncated: page [0-9]* at offset [0-9]*"
+
+copy nest
+corrupt commit "$tmp/bad/cpu0.raw" 2 >/dev/null
+expect_input "check: commit past the page" "$tmp/bad" \
+	"cpu0.raw: page 2 (offset 8200): commit 0x1388 larger than the page data size 4080"
+
+copy nest
+read -r pg off < <(corrupt length "$tmp/bad/cpu1.raw" 4)
+expect_input "check: event length past the commit" "$tmp/bad" \
+	"cpu1.raw: page 4 offset $off (file offset [0-9]*): event length 40000 runs past"
+
+copy nest
+sed -i 's/offset:8;/offset:8:/' "$tmp/bad/events/rbnest/sample/format"
+sed -i 's/^format:/formt:/' "$tmp/bad/events/rbnest/sample/format"
+expect_input "check: format file that does not parse" "$tmp/bad" \
+	"events/rbnest/sample/format: does not parse"
+
+copy nest
+rm "$tmp/bad/cpu0.raw"
+expect_input "check: missing CPU file" "$tmp/bad" "cpu0.raw: missing"
+
+# ---- record ------------------------------------------------------------------
+
+# A module directory made of files: trace_pipe_raw is a copy of cpuN.raw.
+fake=$tmp/fake
+for cpu in 0 1; do
+	mkdir -p "$fake/per_cpu/cpu$cpu"
+	cp "$tmp/overwrite/cpu$cpu.raw" "$fake/per_cpu/cpu$cpu/trace_pipe_raw"
+done
+cp -r "$tmp/overwrite/events" "$tmp/overwrite/header_page" \
+	"$tmp/overwrite/header_event" "$tmp/overwrite/trace_clock" "$fake/"
+
+ok=ok
+"$rbtrace" record -d "$fake" -o "$tmp/rec1" >"$tmp/out" 2>"$tmp/err" || ok=fail
+diag <"$tmp/out"
+[ -s "$tmp/err" ] && { diag <"$tmp/err"; ok=fail; }	# no progress off a tty
+diff -r "$tmp/overwrite" "$tmp/rec1" >/dev/null || { echo "# recording differs"; ok=fail; }
+lost=$(awk '$1 ~ /^[0-9]+$/ { sub(/\+\?/, "", $8); n += $8 } END { print n }' \
+	"$tmp/check.overwrite")
+grep -q ", $lost events lost$" "$tmp/out" || { echo "# check counted $lost lost"; ok=fail; }
+"$rbtrace" check -q "$tmp/rec1" >"$tmp/out" 2>&1 || ok=fail
+result $ok "record: whole files spliced, format files copied, lost counted"
+
+ok=ok
+"$rbtrace" record -d "$fake" -o "$tmp/rec2" -s 20K >"$tmp/out" 2>&1 || ok=fail
+diag <"$tmp/out"
+grep -q ': 2 CPUs, 6 pages, 24576 bytes' "$tmp/out" || ok=fail
+"$rbtrace" check -q "$tmp/rec2" >"$tmp/out" 2>&1 || ok=fail
+diag <"$tmp/out"
+result $ok "record -s 20K: stops at the size"
+
+# On a terminal (script(1) gives one), a progress line is drawn with \r.
+if command -v script >/dev/null 2>&1; then
+	script -qec "$rbtrace record -d $fake -o $tmp/rec3" /dev/null \
+		>"$tmp/out" 2>&1 </dev/null
+	tr '\r' '\n' <"$tmp/out" | grep 'events lost' | tail -n 2 | diag
+	if grep -q $'\r.*: 70 pages, 286720 bytes, 17061 events lost' "$tmp/out"; then
+		result ok "record: progress line on a terminal"
+	else
+		result fail "record: progress line on a terminal"
+	fi
+else
+	nr=$((nr + 1))
+	echo "ok $nr record: progress line on a terminal # SKIP no script(1)"
+fi
+
+# FIFOs that stay open: only the time limit or SIGINT stops the recording.
+ok=ok
+for sig in time int; do
+	ff=$tmp/fifo-$sig
+	for cpu in 0 1; do
+		mkdir -p "$ff/per_cpu/cpu$cpu"
+		mkfifo "$ff/per_cpu/cpu$cpu/trace_pipe_raw"
+	done
+	cp -r "$fake/events" "$fake/header_page" "$fake/header_event" "$ff/"
+	exec 3<>"$ff/per_cpu/cpu0/trace_pipe_raw" 4<>"$ff/per_cpu/cpu1/trace_pipe_raw"
+	head -c 8192 "$tmp/nest/cpu0.raw" >&3
+	head -c 4096 "$tmp/nest/cpu1.raw" >&4
+	if [ $sig = time ]; then
+		timeout 20 "$rbtrace" record -d "$ff" -o "$tmp/rec-$sig" -t 0.5 \
+			>"$tmp/out" 2>&1
+		rc=$?
+	else
+		"$rbtrace" record -d "$ff" -o "$tmp/rec-$sig" >"$tmp/out" 2>&1 &
+		pid=$!
+		sleep 0.5
+		kill -INT $pid
+		wait $pid
+		rc=$?
+	fi
+	exec 3>&- 4>&-
+	diag <"$tmp/out"
+	[ $rc -eq 0 ] || ok=fail
+	grep -q ': 2 CPUs, 3 pages, 12288 bytes' "$tmp/out" || ok=fail
+	cmp -s "$tmp/rec-$sig/cpu0.raw" <(head -c 8192 "$tmp/nest/cpu0.raw") || ok=fail
+done
+result $ok "record from pipes: stops at -t and at SIGINT"
+
+# ---- mutations -----------------------------------------------------------------
+
+# Random byte changes in page headers, event headers and payloads: check and
+# report must end with 0, 1 or 2 and no sanitizer report, never crash.
+cat >"$tmp/mutate.py" <<'EOF'
+import collections, random, shutil, subprocess, sys
+
+rbtrace, src, work, runs = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4])
+random.seed(20261203)
+codes = collections.Counter()
+for run in range(runs):
+    shutil.rmtree(work, ignore_errors=True)
+    shutil.copytree(src, work)
+    path = '%s/cpu%d.raw' % (work, random.randint(0, 1))
+    d = bytearray(open(path, 'rb').read())
+    for _ in range(random.randint(1, 6)):
+        page = random.randrange(len(d) // 4096) * 4096
+        where = random.choice(('commit', 'event', 'any'))
+        if where == 'commit':
+            off = page + 8 + random.randrange(4)
+        elif where == 'event':
+            off = page + 16 + 4 * random.randrange(1020)
+        else:
+            off = page + random.randrange(4096)
+        d[off] = random.randrange(256)
+    open(path, 'wb').write(d)
+    for cmd in (['check', '-q'], ['report', '-l']):
+        p = subprocess.run([rbtrace] + cmd + [work], stdout=subprocess.DEVNULL,
+                           stderr=subprocess.PIPE)
+        codes[p.returncode] += 1
+        err = p.stderr.decode(errors='replace')
+        if p.returncode not in (0, 1, 2) or 'Sanitizer' in err or \
+           'runtime error' in err:
+            print('# run %d: %s exit %d' % (run, cmd[0], p.returncode))
+            print('\n'.join('# ' + l for l in err.splitlines()[-20:]))
+            sys.exit(1)
+print('# %d mutated recordings: exit 0: %d, 1: %d, 2: %d' %
+      (runs, codes[0], codes[1], codes[2]))
+EOF
+ok=ok
+for mode in nest59 overwrite; do
+	python3 "$tmp/mutate.py" "$rbtrace" "$tmp/$mode" "$tmp/mut" 40 || ok=fail
+done
+result $ok "check, report: mutated pages end with exit 0, 1 or 2"
+
+# ---- usage -------------------------------------------------------------------
+
+ok=ok
+for cmd in check report record; do
+	"$rbtrace" $cmd --help >"$tmp/out" 2>&1 || ok=fail
+	grep -q "^usage: rbtrace $cmd" "$tmp/out" || ok=fail
+	"$rbtrace" $cmd --no-such-option >"$tmp/out" 2>"$tmp/err"
+	[ $? -eq 2 ] && [ ! -s "$tmp/out" ] &&
+		grep -q "^usage: rbtrace $cmd" "$tmp/err" || ok=fail
+done
+"$rbtrace" frobnicate >/dev/null 2>&1
+[ $? -eq 2 ] || ok=fail
+"$rbtrace" record -d "$tmp/no-such-dir" -o "$tmp/rec" 2>"$tmp/err"
+[ $? -eq 2 ] && grep -q 'no-such-dir/header_page' "$tmp/err" || ok=fail
+diag <"$tmp/err"
+result $ok "usage: --help, unknown options exit 2, missing directory"
+
+echo "# rbtrace: $nr test cases, $nr_fail failed"
+[ $nr -eq $nr_tests ] || echo "# planned $nr_tests"
+[ $nr_fail -eq 0 ]

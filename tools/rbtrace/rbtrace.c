@@ -1,0 +1,1533 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * rbtrace - record, check and report rbnest recordings.
+ *
+ * The pages are described by the recording's own format files, parsed by
+ * libtraceevent; events are walked with libtraceevent's kbuffer and their
+ * fields read with tep_read_number_field(). Before kbuffer sees a page,
+ * rbtrace walks its entries once itself, only to check that every header
+ * and every length stays inside the page, because kbuffer trusts them.
+ *
+ * kbuffer's known differences from the page format are designed around:
+ *  - the delta of a discarded event (padding with a non-zero delta) moves
+ *    its clock: a data event after one on the same page is a violation;
+ *  - an absolute stamp gets its upper 5 bits from the previous time
+ *    without the carry into bit 59: rbtrace rebuilds the full time from
+ *    the 59 bits kbuffer got right, as the writer does;
+ *  - the missed-events count is read from the page header, because
+ *    kbuffer does not see it behind a leading time extend.
+ */
+#define _GNU_SOURCE
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <limits.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <event-parse.h>
+#include <kbuffer.h>
+#include <trace-seq.h>
+
+#include "rbn_events.h"
+#include "rbtrace.h"
+
+/*
+ * "rbtrace export" is export.c's rbtrace_export_stats(); weak, so that
+ * rbtrace also builds without it (the command then says so).
+ */
+#if __has_include("export.h")
+#include "export.h"
+#pragma weak rbtrace_export_stats
+#define HAVE_EXPORT	1
+#else
+#define HAVE_EXPORT	0
+#endif
+
+/* The page format (ftrace's, x86_64), as rb_core.h defines it. */
+#define PG_HDR_SIZE		16U
+#define PG_MISSED_EVENTS	(1ULL << 31)
+#define PG_MISSED_STORED	(1ULL << 30)
+#define PG_COMMIT_MASK		((1ULL << 30) - 1)
+#define TYPE_DATA_MAX		28
+#define TYPE_PADDING		29
+#define TYPE_TIME_EXTEND	30
+#define TYPE_TIME_STAMP		31
+#define TS59			(1ULL << 59)
+#define TS59_MASK		(TS59 - 1)
+/* rbn_event_flags(): shown at the previous event's time (rb_core.h). */
+#define EV_ZERO_DELTA		0x08
+
+#define MAX_CPUS		1024
+#define MAX_DEPTH		8
+#define NR_CTX			4
+
+static const char *const ctx_names[NR_CTX] = {
+	"task", "softirq", "hardirq", "nmi",
+};
+
+/* One data event, as rebuilt from the recording. */
+struct rbt_event {
+	unsigned long long ts;		/* rebuilt time */
+	unsigned long long seq;
+	unsigned long long fts;		/* the writer's "ts" field */
+	unsigned long long arg;
+	int pid;
+	unsigned int page;
+	unsigned int off;		/* offset of the header in data[] */
+	unsigned char ctx;
+	unsigned char depth;
+	unsigned char flags;
+	unsigned char cflags;
+	unsigned char pcount;
+	unsigned short size;
+	unsigned int cpu_field;
+	void *data;			/* payload copy (for printing) */
+};
+
+struct rbt_cpu {
+	char path[PATH_MAX];
+	bool present;
+	unsigned int nr_pages;
+	struct rbt_event *ev;
+	unsigned long nr_ev, cap_ev;
+	/* page accounting */
+	unsigned long missed_pages;
+	unsigned long missed_unknown;
+	unsigned long long missed_sum;
+	unsigned long *page_first;	/* first event index of each page */
+	unsigned long long *page_missed; /* stored count, ~0 unknown, 0 none */
+	/* counts */
+	unsigned long nr_abs, nr_extend, nr_zero, nr_pad, nr_discard;
+	unsigned long long gap_sum, gap_max, gap_unverified;
+};
+
+struct rbt_rec {
+	const char *dir;
+	struct tep_handle *tep;
+	struct tep_event *event;
+	struct tep_format_field *f_seq, *f_ts, *f_cpu, *f_ctx, *f_depth,
+		*f_flags, *f_cflags, *f_pid, *f_pcount, *f_arg;
+	struct kbuffer *kb;
+	unsigned int data_size;		/* bytes of data[] in a sub-buffer */
+	unsigned int subbuf;		/* bytes of a sub-buffer */
+	unsigned int min_size;		/* an event holds all fields read */
+	int nr_cpus;
+	struct rbt_cpu *cpu;
+	unsigned long violations;
+	bool quiet;
+};
+
+static const char *prog = "rbtrace";
+
+/* ------------------------------------------------------------------ */
+/* Messages                                                           */
+/* ------------------------------------------------------------------ */
+
+static void __attribute__((format(printf, 1, 2), noreturn))
+die_input(const char *fmt, ...)
+{
+	va_list ap;
+
+	fprintf(stderr, "%s: ", prog);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+	exit(RBT_EXIT_INPUT);
+}
+
+#define MAX_SHOWN	20
+
+static void __attribute__((format(printf, 2, 3)))
+violation(struct rbt_rec *r, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (r->violations++ >= MAX_SHOWN)
+		return;
+	printf("VIOLATION: ");
+	va_start(ap, fmt);
+	vprintf(fmt, ap);
+	va_end(ap);
+	printf("\n");
+}
+
+static void *xrealloc(void *p, size_t n)
+{
+	p = realloc(p, n ? n : 1);
+	if (!p)
+		die_input("out of memory");
+	return p;
+}
+
+/* ------------------------------------------------------------------ */
+/* Loading the format files                                           */
+/* ------------------------------------------------------------------ */
+
+static char *read_file(const char *path, size_t *size, bool must)
+{
+	char *buf = NULL;
+	size_t len = 0, cap = 0;
+	ssize_t n;
+	int fd;
+
+	fd = open(path, O_RDONLY);
+	if (fd < 0) {
+		if (!must)
+			return NULL;
+		die_input("%s: %s", path, strerror(errno));
+	}
+	for (;;) {
+		if (len + 4096 + 1 > cap) {
+			cap = cap ? cap * 2 : 8192;
+			buf = xrealloc(buf, cap);
+		}
+		n = read(fd, buf + len, cap - len - 1);
+		if (n < 0)
+			die_input("%s: read at offset %zu: %s", path, len,
+				  strerror(errno));
+		if (!n)
+			break;
+		len += n;
+	}
+	close(fd);
+	buf[len] = '\0';
+	*size = len;
+	return buf;
+}
+
+/* The size of field "data" in header_page: the sub-buffer's data bytes. */
+static unsigned int header_data_size(const char *path, const char *text)
+{
+	const char *p = strstr(text, " data;");
+	unsigned int size;
+
+	if (!p)
+		die_input("%s: no field \"data\"", path);
+	p = strstr(p, "size:");
+	if (!p || sscanf(p, "size:%u;", &size) != 1)
+		die_input("%s: field \"data\" has no size", path);
+	if (size < 16 || size > (1U << 27))
+		die_input("%s: data size %u out of range", path, size);
+	return size;
+}
+
+static struct tep_format_field *need_field(struct rbt_rec *r, const char *name,
+					   const char *path)
+{
+	struct tep_format_field *f = tep_find_any_field(r->event, name);
+
+	if (!f)
+		die_input("%s: event has no field \"%s\"", path, name);
+	if (f->size < 1 || f->size > 8 || f->offset < 0 ||
+	    f->offset + f->size > 4096)
+		die_input("%s: field \"%s\" has offset %d size %d", path, name,
+			  f->offset, f->size);
+	if ((unsigned int)(f->offset + f->size) > r->min_size)
+		r->min_size = f->offset + f->size;
+	return f;
+}
+
+static void load_formats(struct rbt_rec *r)
+{
+	char path[PATH_MAX];
+	struct tep_event *ev = NULL;
+	enum tep_errno err;
+	size_t size;
+	char *buf;
+
+	r->tep = tep_alloc();
+	if (!r->tep)
+		die_input("tep_alloc failed");
+	tep_set_long_size(r->tep, 8);
+	tep_set_file_bigendian(r->tep, TEP_LITTLE_ENDIAN);
+
+	snprintf(path, sizeof(path), "%s/header_page", r->dir);
+	buf = read_file(path, &size, true);
+	if (tep_parse_header_page(r->tep, buf, size, 8))
+		die_input("%s: does not parse", path);
+	r->data_size = header_data_size(path, buf);
+	r->subbuf = r->data_size + PG_HDR_SIZE;
+	free(buf);
+
+	snprintf(path, sizeof(path), "%s/events/rbnest/sample/format", r->dir);
+	buf = read_file(path, &size, true);
+	err = tep_parse_format(r->tep, &ev, buf, size, "rbnest");
+	if (err || !ev || (ev->flags & TEP_EVENT_FL_FAILED)) {
+		char msg[128] = "";
+
+		if (err)
+			tep_strerror(r->tep, err, msg, sizeof(msg));
+		die_input("%s: does not parse%s%s", path, *msg ? ": " : "", msg);
+	}
+	free(buf);
+	r->event = ev;
+	r->f_seq = need_field(r, "seq", path);
+	r->f_ts = need_field(r, "ts", path);
+	r->f_cpu = need_field(r, "cpu", path);
+	r->f_ctx = need_field(r, "context", path);
+	r->f_depth = need_field(r, "depth", path);
+	r->f_flags = need_field(r, "flags", path);
+	r->f_cflags = need_field(r, "common_flags", path);
+	r->f_pcount = need_field(r, "common_preempt_count", path);
+	r->f_pid = need_field(r, "common_pid", path);
+	r->f_arg = need_field(r, "arg", path);
+
+	r->kb = kbuffer_alloc(KBUFFER_LSIZE_8, KBUFFER_ENDIAN_LITTLE);
+	if (!r->kb)
+		die_input("kbuffer_alloc failed");
+}
+
+/* ------------------------------------------------------------------ */
+/* Pages                                                              */
+/* ------------------------------------------------------------------ */
+
+static unsigned int rd32(const unsigned char *p)
+{
+	return p[0] | p[1] << 8 | p[2] << 16 | (unsigned int)p[3] << 24;
+}
+
+static unsigned long long rd64(const unsigned char *p)
+{
+	return rd32(p) | (unsigned long long)rd32(p + 4) << 32;
+}
+
+/* What the bounds walk found out about one data event. */
+struct walk_ev {
+	unsigned int off;
+	unsigned int doff;	/* offset of its payload */
+	bool abs;
+};
+
+struct walk {
+	unsigned long long stamp;
+	unsigned int commit;
+	bool missed;
+	bool stored;
+	unsigned long long missed_count;
+	unsigned int nr;
+	struct walk_ev *ev;
+	unsigned int cap;
+};
+
+/*
+ * Check every entry of a page against the page bounds before kbuffer
+ * reads it. Bad input exits; a data event after a discarded event is a
+ * violation (kbuffer would give it a wrong time).
+ */
+static void walk_page(struct rbt_rec *r, struct rbt_cpu *c, unsigned int pno,
+		      const unsigned char *pg, struct walk *w)
+{
+	unsigned long long cw = rd64(pg + 8);
+	unsigned long long pos = (unsigned long long)pno * r->subbuf;
+	const unsigned char *d = pg + PG_HDR_SIZE;
+	unsigned int off = 0, len;
+	bool abs = false, discard = false;
+
+	w->stamp = rd64(pg);
+	w->missed = cw & PG_MISSED_EVENTS;
+	w->stored = cw & PG_MISSED_STORED;
+	w->nr = 0;
+	if (cw >> 32 || (cw & PG_COMMIT_MASK) > r->data_size)
+		die_input("%s: page %u (offset %llu): commit %#llx larger than the page data size %u",
+			  c->path, pno, pos + 8, cw, r->data_size);
+	w->commit = cw & PG_COMMIT_MASK;
+	if (w->stored) {
+		if (w->commit + 8 > r->data_size)
+			die_input("%s: page %u (offset %llu): no room for the stored missed count after commit %u",
+				  c->path, pno, pos + 8, w->commit);
+		w->missed_count = rd64(d + w->commit);
+	}
+
+	while (off < w->commit) {
+		unsigned int hdr, type, delta;
+
+		if (w->commit - off < 4)
+			die_input("%s: page %u offset %u (file offset %llu): event header runs past commit %u",
+				  c->path, pno, off, pos + PG_HDR_SIZE + off,
+				  w->commit);
+		hdr = rd32(d + off);
+		type = hdr & 31;
+		delta = hdr >> 5;
+		if (type > TYPE_DATA_MAX || type == 0) {
+			if (type == TYPE_PADDING && !delta)
+				break;	/* the rest of the page is padding */
+			if (w->commit - off < 8)
+				die_input("%s: page %u offset %u (file offset %llu): type_len %u entry runs past commit %u",
+					  c->path, pno, off,
+					  pos + PG_HDR_SIZE + off, type,
+					  w->commit);
+		}
+		switch (type) {
+		case TYPE_TIME_EXTEND:
+			c->nr_extend++;
+			off += 8;
+			continue;
+		case TYPE_TIME_STAMP:
+			c->nr_abs++;
+			abs = true;
+			off += 8;
+			continue;
+		case TYPE_PADDING:
+			len = rd32(d + off + 4);
+			if (len < 4 || len & 3 || len > w->commit - off - 4)
+				die_input("%s: page %u offset %u (file offset %llu): padding length %u runs past commit %u",
+					  c->path, pno, off,
+					  pos + PG_HDR_SIZE + off, len,
+					  w->commit);
+			c->nr_pad++;
+			if (delta)
+				c->nr_discard++;
+			discard = true;
+			off += len + 4;
+			continue;
+		case 0:
+			len = rd32(d + off + 4);
+			if (len < 4 || len & 3 || len > w->commit - off - 4)
+				die_input("%s: page %u offset %u (file offset %llu): event length %u runs past commit %u",
+					  c->path, pno, off,
+					  pos + PG_HDR_SIZE + off, len,
+					  w->commit);
+			len += 4;
+			break;
+		default:
+			len = type * 4 + 4;
+			if (len > w->commit - off)
+				die_input("%s: page %u offset %u (file offset %llu): type_len %u event runs past commit %u",
+					  c->path, pno, off,
+					  pos + PG_HDR_SIZE + off, type,
+					  w->commit);
+			break;
+		}
+		if (discard)
+			violation(r, "%s: cpu %d page %u offset %u: data event after a discarded event",
+				  c->path, (int)(c - r->cpu), pno, off);
+		if (w->nr == w->cap) {
+			w->cap = w->cap ? 2 * w->cap : 256;
+			w->ev = xrealloc(w->ev, w->cap * sizeof(*w->ev));
+		}
+		w->ev[w->nr].off = off;
+		w->ev[w->nr].doff = off + (type ? 4 : 8);
+		w->ev[w->nr].abs = abs;
+		w->nr++;
+		abs = false;
+		off += len;
+	}
+}
+
+static unsigned long long field(struct tep_format_field *f, void *data)
+{
+	unsigned long long v = 0;
+
+	tep_read_number_field(f, data, &v);
+	return v;
+}
+
+static struct rbt_event *new_event(struct rbt_cpu *c)
+{
+	if (c->nr_ev == c->cap_ev) {
+		c->cap_ev = c->cap_ev ? 2 * c->cap_ev : 1024;
+		c->ev = xrealloc(c->ev, c->cap_ev * sizeof(*c->ev));
+	}
+	memset(&c->ev[c->nr_ev], 0, sizeof(c->ev[0]));
+	return &c->ev[c->nr_ev++];
+}
+
+/* Decode one page with kbuffer, after walk_page() checked its bounds. */
+static void decode_page(struct rbt_rec *r, int cpu, unsigned int pno,
+			unsigned char *pg, struct walk *w, bool keep_data)
+{
+	struct rbt_cpu *c = &r->cpu[cpu];
+	unsigned long long kts, prev = w->stamp, corr = 0;
+	unsigned int i = 0;
+	void *data;
+
+	if (kbuffer_load_subbuffer(r->kb, pg))
+		die_input("%s: page %u: kbuffer cannot load it", c->path, pno);
+	for (data = kbuffer_read_event(r->kb, &kts); data;
+	     data = kbuffer_next_event(r->kb, &kts), i++) {
+		unsigned int off = (unsigned char *)data - pg - PG_HDR_SIZE;
+		unsigned int size = kbuffer_event_size(r->kb);
+		struct tep_record rec = { 0 };
+		struct rbt_event *e;
+		int id;
+		unsigned long long ts;
+
+		if (i >= w->nr || off != w->ev[i].doff)
+			die_input("%s: page %u offset %u: kbuffer and the bounds walk disagree (event %u)",
+				  c->path, pno, off, i);
+		if (size < r->min_size ||
+		    (char *)data < (char *)pg ||
+		    (char *)data + size > (char *)pg + r->subbuf)
+			die_input("%s: page %u offset %u: event of %u bytes is too short for rbnest:sample",
+				  c->path, pno, off, size);
+		ts = kts + corr;
+		if (w->ev[i].abs) {
+			/* The writer's 59-bit carry (rbn_fix_abs_ts()). */
+			ts = (prev & ~TS59_MASK) | (kts & TS59_MASK);
+			if (ts < prev)
+				ts += TS59;
+			corr = ts - kts;
+		}
+		rec.data = data;
+		rec.size = size;
+		id = tep_data_type(r->tep, &rec);
+		if (id != r->event->id)
+			die_input("%s: page %u offset %u: unknown event id %d",
+				  c->path, pno, w->ev[i].off, id);
+		e = new_event(c);
+		e->ts = ts;
+		e->page = pno;
+		e->off = w->ev[i].off;
+		e->size = size;
+		e->seq = field(r->f_seq, data);
+		e->fts = field(r->f_ts, data);
+		e->cpu_field = field(r->f_cpu, data);
+		e->ctx = field(r->f_ctx, data);
+		e->depth = field(r->f_depth, data);
+		e->flags = field(r->f_flags, data);
+		e->cflags = field(r->f_cflags, data);
+		e->pcount = field(r->f_pcount, data);
+		e->pid = (int)field(r->f_pid, data);
+		e->arg = field(r->f_arg, data);
+		if (keep_data) {
+			e->data = xrealloc(NULL, size);
+			memcpy(e->data, data, size);
+		}
+		prev = ts;
+	}
+	if (i != w->nr)
+		die_input("%s: page %u: kbuffer read %u events, the page has %u",
+			  c->path, pno, i, w->nr);
+}
+
+/* Read every page of every cpuN.raw file. */
+static void load_cpus(struct rbt_rec *r, bool keep_data)
+{
+	unsigned char *pg = xrealloc(NULL, r->subbuf);
+	struct walk w = { 0 };
+	int cpu, last = -1;
+
+	r->cpu = xrealloc(NULL, MAX_CPUS * sizeof(*r->cpu));
+	memset(r->cpu, 0, MAX_CPUS * sizeof(*r->cpu));
+	for (cpu = 0; cpu < MAX_CPUS; cpu++) {
+		struct rbt_cpu *c = &r->cpu[cpu];
+		struct stat st;
+
+		snprintf(c->path, sizeof(c->path), "%s/cpu%d.raw", r->dir, cpu);
+		if (stat(c->path, &st))
+			continue;
+		c->present = true;
+		last = cpu;
+	}
+	if (last < 0)
+		die_input("%s: no cpuN.raw file", r->dir);
+	r->nr_cpus = last + 1;
+
+	for (cpu = 0; cpu < r->nr_cpus; cpu++) {
+		struct rbt_cpu *c = &r->cpu[cpu];
+		unsigned int pno;
+		ssize_t n;
+		int fd;
+
+		if (!c->present)
+			die_input("%s: missing (cpu%d.raw exists)", c->path,
+				  r->nr_cpus - 1);
+		fd = open(c->path, O_RDONLY);
+		if (fd < 0)
+			die_input("%s: %s", c->path, strerror(errno));
+		for (pno = 0;; pno++) {
+			size_t got = 0;
+
+			while (got < r->subbuf) {
+				n = read(fd, pg + got, r->subbuf - got);
+				if (n < 0)
+					die_input("%s: read at offset %llu: %s",
+						  c->path,
+						  (unsigned long long)pno *
+						  r->subbuf + got,
+						  strerror(errno));
+				if (!n)
+					break;
+				got += n;
+			}
+			if (!got)
+				break;
+			if (got < r->subbuf)
+				die_input("%s: truncated: page %u at offset %llu has %zu of %u bytes",
+					  c->path, pno,
+					  (unsigned long long)pno * r->subbuf,
+					  got, r->subbuf);
+			c->page_first = xrealloc(c->page_first,
+						 (pno + 1) * sizeof(long));
+			c->page_missed = xrealloc(c->page_missed,
+						  (pno + 1) * sizeof(long long));
+			c->page_first[pno] = c->nr_ev;
+			walk_page(r, c, pno, pg, &w);
+			c->page_missed[pno] = 0;
+			if (w.missed) {
+				c->missed_pages++;
+				if (w.stored) {
+					c->page_missed[pno] = w.missed_count;
+					c->missed_sum += w.missed_count;
+				} else {
+					c->page_missed[pno] = ~0ULL;
+					c->missed_unknown++;
+				}
+			}
+			decode_page(r, cpu, pno, pg, &w, keep_data);
+			c->nr_pages = pno + 1;
+		}
+		close(fd);
+	}
+	free(w.ev);
+	free(pg);
+}
+
+static void rec_free(struct rbt_rec *r)
+{
+	unsigned long k;
+	int cpu;
+
+	for (cpu = 0; r->cpu && cpu < r->nr_cpus; cpu++) {
+		struct rbt_cpu *c = &r->cpu[cpu];
+
+		for (k = 0; k < c->nr_ev; k++)
+			free(c->ev[k].data);
+		free(c->ev);
+		free(c->page_first);
+		free(c->page_missed);
+	}
+	free(r->cpu);
+	if (r->kb)
+		kbuffer_free(r->kb);
+	if (r->tep)
+		tep_free(r->tep);
+}
+
+/* ------------------------------------------------------------------ */
+/* check                                                              */
+/* ------------------------------------------------------------------ */
+
+static void check_times(struct rbt_rec *r, int cpu)
+{
+	struct rbt_cpu *c = &r->cpu[cpu];
+	unsigned long i;
+
+	for (i = 0; i < c->nr_ev; i++) {
+		struct rbt_event *e = &c->ev[i];
+		struct rbt_event *p = i ? &c->ev[i - 1] : NULL;
+
+		if (p && e->ts < p->ts)
+			violation(r, "%s: cpu %d page %u offset %u: time went backwards: %llu after %llu (page %u offset %u)",
+				  c->path, cpu, e->page, e->off, e->ts, p->ts,
+				  p->page, p->off);
+		if (e->flags & EV_ZERO_DELTA) {
+			c->nr_zero++;
+			if (p && e->ts != p->ts)
+				violation(r, "%s: cpu %d page %u offset %u: zero-delta event at %llu, the event before it at %llu",
+					  c->path, cpu, e->page, e->off, e->ts,
+					  p->ts);
+		} else if (e->ts != e->fts) {
+			violation(r, "%s: cpu %d page %u offset %u: rebuilt time %llu, the writer's %llu (seq %llu)",
+				  c->path, cpu, e->page, e->off, e->ts, e->fts,
+				  e->seq);
+		}
+		if (e->cpu_field != (unsigned int)cpu)
+			violation(r, "%s: cpu %d page %u offset %u: event says cpu %u",
+				  c->path, cpu, e->page, e->off, e->cpu_field);
+	}
+}
+
+static const struct rbt_event *sort_base;
+
+static int cmp_seq(const void *a, const void *b)
+{
+	const struct rbt_event *x = &sort_base[*(const unsigned long *)a];
+	const struct rbt_event *y = &sort_base[*(const unsigned long *)b];
+
+	if (x->seq != y->seq)
+		return x->seq < y->seq ? -1 : 1;
+	return *(const unsigned long *)a < *(const unsigned long *)b ? -1 : 1;
+}
+
+/*
+ * Sequence numbers: a nested writer may take its number before the writer
+ * it interrupted, so they are compared as a set: sorted, no duplicate, and
+ * every number missing between two must be covered by missed-events counts
+ * (and so must a missing start when the first page says events were lost).
+ * A gap is charged to the event after it in seq order; walking the events
+ * in stream order, the gaps so far must not exceed the stored counts up to
+ * the next page.
+ */
+static void check_seq(struct rbt_rec *r, int cpu)
+{
+	struct rbt_cpu *c = &r->cpu[cpu];
+	unsigned long *idx, i, n = c->nr_ev;
+	unsigned long long *gap, *cum, sum = 0, extra = 0;
+	unsigned int pno;
+
+	if (!n)
+		return;
+	idx = xrealloc(NULL, n * sizeof(*idx));
+	gap = xrealloc(NULL, n * sizeof(*gap));
+	for (i = 0; i < n; i++) {
+		idx[i] = i;
+		gap[i] = 0;
+	}
+	sort_base = c->ev;
+	qsort(idx, n, sizeof(*idx), cmp_seq);
+
+	if (c->nr_pages && c->page_missed[0])
+		gap[idx[0]] = c->ev[idx[0]].seq;
+	for (i = 1; i < n; i++) {
+		const struct rbt_event *a = &c->ev[idx[i - 1]];
+		const struct rbt_event *b = &c->ev[idx[i]];
+
+		if (a->seq == b->seq)
+			violation(r, "%s: cpu %d page %u offset %u: duplicate seq %llu (also page %u offset %u)",
+				  c->path, cpu, b->page, b->off, b->seq,
+				  a->page, a->off);
+		else
+			gap[idx[i]] = b->seq - a->seq - 1;
+	}
+
+	/* stored counts up to each page */
+	cum = xrealloc(NULL, c->nr_pages * sizeof(*cum));
+	for (pno = 0; pno < c->nr_pages; pno++) {
+		unsigned long long m = c->page_missed[pno];
+
+		cum[pno] = (pno ? cum[pno - 1] : 0) + (m == ~0ULL ? 0 : m);
+	}
+
+	for (i = 0; i < n; i++) {
+		const struct rbt_event *e = &c->ev[i];
+		unsigned int last = e->page + 1 < c->nr_pages ? e->page + 1 :
+				    e->page;
+
+		if (!gap[i])
+			continue;
+		c->gap_sum += gap[i];
+		if (gap[i] > c->gap_max)
+			c->gap_max = gap[i];
+		/*
+		 * Events written out of seq order by nested writers may lie
+		 * on the next page: its count may cover them. A page that
+		 * says events were lost, without room for the count, covers
+		 * whatever is charged to it and to the page before it.
+		 */
+		if (c->page_missed[e->page] == ~0ULL ||
+		    c->page_missed[last] == ~0ULL)
+			continue;
+		sum += gap[i];
+		if (sum > cum[last] + extra && e->page + 1 == c->nr_pages) {
+			/* their count would be on a page not recorded */
+			printf("note: %s: cpu %d page %u offset %u: %llu events missing before seq %llu on the last page, not verifiable\n",
+			       c->path, cpu, e->page, e->off, gap[i], e->seq);
+			c->gap_unverified += gap[i];
+			extra = sum - cum[last];
+		} else if (sum > cum[last] + extra) {
+			violation(r, "%s: cpu %d page %u offset %u: %llu events missing before seq %llu, not accounted for by missed-events counts (%llu missing, %llu counted)",
+				  c->path, cpu, e->page, e->off, gap[i], e->seq,
+				  sum, cum[last]);
+			/* report each unaccounted gap once */
+			extra = sum - cum[last];
+		}
+	}
+	free(cum);
+	free(idx);
+	free(gap);
+}
+
+/* Merge the CPUs by time; returns the merged order (cpu << 48 | index). */
+static unsigned long long *merge(struct rbt_rec *r, int only_cpu,
+				 unsigned long *nr)
+{
+	unsigned long *pos = xrealloc(NULL, r->nr_cpus * sizeof(*pos));
+	unsigned long long *out;
+	unsigned long total = 0, k = 0;
+	int cpu;
+
+	for (cpu = 0; cpu < r->nr_cpus; cpu++) {
+		pos[cpu] = 0;
+		if (only_cpu < 0 || only_cpu == cpu)
+			total += r->cpu[cpu].nr_ev;
+	}
+	out = xrealloc(NULL, total * sizeof(*out));
+	while (k < total) {
+		int best = -1;
+
+		for (cpu = 0; cpu < r->nr_cpus; cpu++) {
+			struct rbt_cpu *c = &r->cpu[cpu];
+
+			if ((only_cpu >= 0 && only_cpu != cpu) ||
+			    pos[cpu] >= c->nr_ev)
+				continue;
+			if (best < 0 || c->ev[pos[cpu]].ts <
+			    r->cpu[best].ev[pos[best]].ts)
+				best = cpu;
+		}
+		out[k++] = (unsigned long long)best << 48 | pos[best]++;
+	}
+	free(pos);
+	*nr = total;
+	return out;
+}
+
+static void usage_check(FILE *f)
+{
+	fprintf(f,
+		"usage: %s check [-q] REC\n"
+		"  Verify an rbnest recording: every page parses, per CPU the\n"
+		"  rebuilt time stamps never decrease and equal the writers'\n"
+		"  (zero-delta events: the previous event's), sequence numbers\n"
+		"  have no duplicate and no gap the missed-events counts do not\n"
+		"  account for. Prints a summary table.\n"
+		"  -q, --quiet   only the verdict and violations\n"
+		"  -h, --help    this text\n"
+		"Exit status: 0 all checks passed, 1 violation, 2 bad input.\n",
+		prog);
+}
+
+static int cmd_check(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "help", no_argument, NULL, 'h' },
+		{ "quiet", no_argument, NULL, 'q' },
+		{ NULL, 0, NULL, 0 },
+	};
+	unsigned long ctxd[NR_CTX][MAX_DEPTH + 1];
+	unsigned long total = 0, nr_merged, switches = 0;
+	unsigned long long *order;
+	struct rbt_rec r = { 0 };
+	int cpu, opt, i, d, max_d = 1;
+
+	while ((opt = getopt_long(argc, argv, "hq", opts, NULL)) != -1) {
+		switch (opt) {
+		case 'h':
+			usage_check(stdout);
+			return RBT_EXIT_OK;
+		case 'q':
+			r.quiet = true;
+			break;
+		default:
+			usage_check(stderr);
+			return RBT_EXIT_INPUT;
+		}
+	}
+	if (optind != argc - 1) {
+		usage_check(stderr);
+		return RBT_EXIT_INPUT;
+	}
+	r.dir = argv[optind];
+	load_formats(&r);
+	load_cpus(&r, false);
+
+	memset(ctxd, 0, sizeof(ctxd));
+	for (cpu = 0; cpu < r.nr_cpus; cpu++) {
+		struct rbt_cpu *c = &r.cpu[cpu];
+
+		check_times(&r, cpu);
+		check_seq(&r, cpu);
+		for (unsigned long k = 0; k < c->nr_ev; k++) {
+			struct rbt_event *e = &c->ev[k];
+
+			if (e->ctx >= NR_CTX || e->depth < 1 ||
+			    e->depth > MAX_DEPTH) {
+				violation(&r, "%s: cpu %d page %u offset %u: context %u depth %u out of range",
+					  c->path, cpu, e->page, e->off,
+					  e->ctx, e->depth);
+				continue;
+			}
+			ctxd[e->ctx][e->depth]++;
+			if (e->depth > max_d)
+				max_d = e->depth;
+		}
+		total += c->nr_ev;
+	}
+	order = merge(&r, -1, &nr_merged);
+	for (unsigned long k = 1; k < nr_merged; k++) {
+		const struct rbt_event *a, *b;
+
+		a = &r.cpu[order[k - 1] >> 48].ev[order[k - 1] & 0xffffffffffffULL];
+		b = &r.cpu[order[k] >> 48].ev[order[k] & 0xffffffffffffULL];
+		if (b->ts < a->ts)
+			violation(&r, "merged order: event at %llu after %llu",
+				  b->ts, a->ts);
+		if (order[k] >> 48 != order[k - 1] >> 48)
+			switches++;
+	}
+	free(order);
+
+	if (!r.quiet) {
+		printf("%-4s %7s %9s %6s %6s %7s %8s %9s %8s %7s\n", "cpu",
+		       "pages", "events", "zero", "abs", "extend", "padding",
+		       "missed", "seq-gaps", "max-gap");
+		for (cpu = 0; cpu < r.nr_cpus; cpu++) {
+			struct rbt_cpu *c = &r.cpu[cpu];
+			char missed[32];
+
+			snprintf(missed, sizeof(missed), "%llu%s", c->missed_sum,
+				 c->missed_unknown ? "+?" : "");
+			printf("%-4d %7u %9lu %6lu %6lu %7lu %8lu %9s %8llu %7llu\n",
+			       cpu, c->nr_pages, c->nr_ev, c->nr_zero, c->nr_abs,
+			       c->nr_extend, c->nr_pad, missed, c->gap_sum,
+			       c->gap_max);
+		}
+		printf("%-8s", "depth");
+		for (d = 1; d <= max_d; d++)
+			printf(" %9d", d);
+		printf("\n");
+		for (i = 0; i < NR_CTX; i++) {
+			printf("%-8s", ctx_names[i]);
+			for (d = 1; d <= max_d; d++)
+				printf(" %9lu", ctxd[i][d]);
+			printf("\n");
+		}
+		printf("merged: %lu events, %lu CPU switches\n", nr_merged,
+		       switches);
+	}
+	printf("events: %lu\n", total);
+	for (cpu = 0; cpu < r.nr_cpus; cpu++)
+		if (r.cpu[cpu].gap_unverified)
+			printf("cpu %d: %llu missing events on the last page not verifiable\n",
+			       cpu, r.cpu[cpu].gap_unverified);
+	if (r.violations) {
+		if (r.violations > MAX_SHOWN)
+			printf("... %lu more\n", r.violations - MAX_SHOWN);
+		printf("%s: FAILED: %lu violations\n", r.dir, r.violations);
+		rec_free(&r);
+		return RBT_EXIT_VIOLATION;
+	}
+	printf("%s: OK\n", r.dir);
+	rec_free(&r);
+	return RBT_EXIT_OK;
+}
+
+/* ------------------------------------------------------------------ */
+/* report                                                             */
+/* ------------------------------------------------------------------ */
+
+/* Latency flags as trace-cmd -l shows them: irqs-off, resched, irq, count. */
+static void lat_flags(const struct rbt_event *e, char *buf)
+{
+	bool nmi = e->cflags & RBN_FLAG_NMI;
+	bool hard = e->cflags & RBN_FLAG_HARDIRQ;
+	bool soft = e->cflags & RBN_FLAG_SOFTIRQ;
+
+	buf[0] = e->cflags & RBN_FLAG_IRQS_OFF ? 'd' : '.';
+	buf[1] = '.';
+	if (nmi && hard)
+		buf[2] = 'Z';
+	else if (nmi)
+		buf[2] = 'z';
+	else if (hard && soft)
+		buf[2] = 'H';
+	else if (hard)
+		buf[2] = 'h';
+	else if (soft)
+		buf[2] = 's';
+	else
+		buf[2] = '.';
+	buf[3] = '.';
+	buf[4] = '\0';
+	if (e->pcount)
+		snprintf(buf + 3, 2, "%x", e->pcount & 0xf);
+}
+
+static void usage_report(FILE *f)
+{
+	fprintf(f,
+		"usage: %s report [--ts-diff] [--cpu N] [-l] REC\n"
+		"  Print the events of an rbnest recording merged across CPUs\n"
+		"  in time order, one line each, as trace-cmd report does:\n"
+		"    PID [CPU] [FLAGS] SEC.NSEC: [(+DELTA)] sample: FIELDS\n"
+		"  -t, --ts-diff  show the time since the previous line, in ns\n"
+		"  -c, --cpu N    only the events of CPU N\n"
+		"  -l             latency flags: irqs-off (d), hardirq (h),\n"
+		"                 softirq (s), NMI (z), preempt count\n"
+		"  -h, --help     this text\n",
+		prog);
+}
+
+static int cmd_report(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "help", no_argument, NULL, 'h' },
+		{ "ts-diff", no_argument, NULL, 't' },
+		{ "cpu", required_argument, NULL, 'c' },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct rbt_rec r = { 0 };
+	unsigned long long *order, prev = 0;
+	unsigned long nr, k;
+	bool ts_diff = false, lat = false;
+	int opt, only_cpu = -1;
+	struct trace_seq s;
+	char *end;
+
+	while ((opt = getopt_long(argc, argv, "htc:l", opts, NULL)) != -1) {
+		switch (opt) {
+		case 'h':
+			usage_report(stdout);
+			return RBT_EXIT_OK;
+		case 't':
+			ts_diff = true;
+			break;
+		case 'l':
+			lat = true;
+			break;
+		case 'c':
+			errno = 0;
+			only_cpu = strtol(optarg, &end, 10);
+			if (errno || *end || only_cpu < 0 ||
+			    only_cpu >= MAX_CPUS) {
+				fprintf(stderr, "%s: bad CPU '%s'\n", prog,
+					optarg);
+				return RBT_EXIT_INPUT;
+			}
+			break;
+		default:
+			usage_report(stderr);
+			return RBT_EXIT_INPUT;
+		}
+	}
+	if (optind != argc - 1) {
+		usage_report(stderr);
+		return RBT_EXIT_INPUT;
+	}
+	r.dir = argv[optind];
+	load_formats(&r);
+	load_cpus(&r, true);
+	if (only_cpu >= r.nr_cpus)
+		die_input("%s: no CPU %d", r.dir, only_cpu);
+
+	order = merge(&r, only_cpu, &nr);
+	trace_seq_init(&s);
+	for (k = 0; k < nr; k++) {
+		int cpu = order[k] >> 48;
+		struct rbt_event *e = &r.cpu[cpu].ev[order[k] & 0xffffffffffffULL];
+		struct tep_record rec = {
+			.ts = e->ts,
+			.size = e->size,
+			.record_size = e->size,
+			.data = e->data,
+			.cpu = cpu,
+		};
+		char flags[8];
+
+		trace_seq_reset(&s);
+		tep_print_event(r.tep, &s, &rec, "%s", TEP_PRINT_INFO);
+		trace_seq_terminate(&s);
+		printf("%8d [%03d] ", e->pid, cpu);
+		if (lat) {
+			lat_flags(e, flags);
+			printf("%s ", flags);
+		}
+		printf("%llu.%09llu: ", e->ts / 1000000000ULL,
+		       e->ts % 1000000000ULL);
+		if (ts_diff)
+			printf("(+%llu) ", k ? e->ts - prev : 0ULL);
+		printf("%s: %s\n", r.event->name, s.buffer);
+		prev = e->ts;
+	}
+	trace_seq_destroy(&s);
+	free(order);
+	rec_free(&r);
+	return RBT_EXIT_OK;
+}
+
+/* ------------------------------------------------------------------ */
+/* record                                                             */
+/* ------------------------------------------------------------------ */
+
+#define REC_DEFAULT_DIR	"/sys/kernel/debug/rbnest"
+#define REC_DEFAULT_OUT	"rbtrace.rec"
+
+static volatile sig_atomic_t rec_stop;
+
+static void rec_sigint(int sig)
+{
+	(void)sig;
+	rec_stop = 1;
+}
+
+static void usage_record(FILE *f)
+{
+	fprintf(f,
+		"usage: %s record [-d DIR] [-o OUT] [-t SECONDS] [-s SIZE]\n"
+		"  Record the pages of the rbnest module: for every CPU, splice\n"
+		"  whole pages from DIR/per_cpu/cpuN/trace_pipe_raw into\n"
+		"  OUT/cpuN.raw, and copy the format files into OUT, until the\n"
+		"  time or size limit, the end of the data, or SIGINT.\n"
+		"  -d DIR      the module's directory (" REC_DEFAULT_DIR ")\n"
+		"  -o OUT      the recording directory (" REC_DEFAULT_OUT ")\n"
+		"  -t SECONDS  stop after this time\n"
+		"  -s SIZE     stop after this many bytes (suffix K, M, G)\n"
+		"  -h, --help  this text\n"
+		"A progress line (pages, bytes, events lost) is shown on stderr\n"
+		"when it is a terminal.\n",
+		prog);
+}
+
+struct rec_cpu {
+	int in, out;
+	int pipe[2];
+	bool done;
+	bool no_splice;
+	unsigned long long bytes;
+	unsigned long long lost;
+	unsigned long lost_pages;
+};
+
+static void copy_file(const char *from, const char *to, bool must)
+{
+	size_t size;
+	char *buf = read_file(from, &size, must);
+	FILE *f;
+
+	if (!buf)
+		return;
+	f = fopen(to, "w");
+	if (!f || fwrite(buf, 1, size, f) != size || fclose(f))
+		die_input("%s: %s", to, strerror(errno));
+	free(buf);
+}
+
+static void make_dir(const char *path)
+{
+	if (mkdir(path, 0755) && errno != EEXIST)
+		die_input("%s: %s", path, strerror(errno));
+}
+
+/* header_page, header_event, trace_clock, events/SYSTEM/EVENT/format */
+static void copy_formats(const char *dir, const char *out)
+{
+	char from[PATH_MAX], to[PATH_MAX];
+	struct dirent *sys, *ev;
+	DIR *ds, *de;
+
+	snprintf(from, sizeof(from), "%s/header_page", dir);
+	snprintf(to, sizeof(to), "%s/header_page", out);
+	copy_file(from, to, true);
+	snprintf(from, sizeof(from), "%s/header_event", dir);
+	snprintf(to, sizeof(to), "%s/header_event", out);
+	copy_file(from, to, true);
+	snprintf(from, sizeof(from), "%s/trace_clock", dir);
+	snprintf(to, sizeof(to), "%s/trace_clock", out);
+	copy_file(from, to, false);
+
+	snprintf(from, sizeof(from), "%s/events", dir);
+	ds = opendir(from);
+	if (!ds)
+		die_input("%s: %s", from, strerror(errno));
+	snprintf(to, sizeof(to), "%s/events", out);
+	make_dir(to);
+	while ((sys = readdir(ds))) {
+		if (sys->d_name[0] == '.')
+			continue;
+		snprintf(from, sizeof(from), "%s/events/%s", dir, sys->d_name);
+		de = opendir(from);
+		if (!de)
+			continue;
+		snprintf(to, sizeof(to), "%s/events/%s", out, sys->d_name);
+		make_dir(to);
+		while ((ev = readdir(de))) {
+			struct stat st;
+
+			if (ev->d_name[0] == '.')
+				continue;
+			snprintf(from, sizeof(from), "%s/events/%s/%s/format",
+				 dir, sys->d_name, ev->d_name);
+			if (stat(from, &st))
+				continue;
+			snprintf(to, sizeof(to), "%s/events/%s/%s", out,
+				 sys->d_name, ev->d_name);
+			make_dir(to);
+			snprintf(to, sizeof(to), "%s/events/%s/%s/format", out,
+				 sys->d_name, ev->d_name);
+			copy_file(from, to, true);
+		}
+		closedir(de);
+	}
+	closedir(ds);
+}
+
+/* Count the lost events of the pages just written, from their headers. */
+static void rec_count_lost(struct rec_cpu *c, unsigned long long from,
+			   unsigned int subbuf)
+{
+	unsigned char hdr[PG_HDR_SIZE], cnt[8];
+	unsigned long long off, cw;
+
+	for (off = from; off + subbuf <= c->bytes; off += subbuf) {
+		if (pread(c->out, hdr, sizeof(hdr), off) != sizeof(hdr))
+			return;
+		cw = rd64(hdr + 8);
+		if (!(cw & PG_MISSED_EVENTS))
+			continue;
+		c->lost_pages++;
+		if (!(cw & PG_MISSED_STORED) ||
+		    (cw & PG_COMMIT_MASK) + 8 > subbuf - PG_HDR_SIZE ||
+		    pread(c->out, cnt, 8, off + PG_HDR_SIZE +
+			  (cw & PG_COMMIT_MASK)) != 8)
+			continue;
+		c->lost += rd64(cnt);
+	}
+}
+
+/* Move what the CPU has into its file; returns the bytes moved, 0 at EOF. */
+static ssize_t rec_move(struct rec_cpu *c, int cpu, unsigned int subbuf,
+			bool drain)
+{
+	unsigned char *buf;
+	ssize_t n, m;
+
+	if (!c->no_splice && !drain) {
+		n = splice(c->in, NULL, c->pipe[1], NULL, subbuf,
+			   SPLICE_F_MOVE | SPLICE_F_NONBLOCK);
+		if (n < 0 && errno == EINVAL) {
+			c->no_splice = true;
+		} else {
+			if (n <= 0)
+				return n;
+			for (m = n; m > 0;) {
+				ssize_t k = splice(c->pipe[0], NULL, c->out,
+						   NULL, m, SPLICE_F_MOVE);
+
+				if (k <= 0)
+					die_input("cpu%d.raw: write: %s", cpu,
+						  k ? strerror(errno) :
+						  "no progress");
+				m -= k;
+			}
+			return n;
+		}
+	}
+	/* read(): trace_pipe_raw hands out partly written pages this way */
+	buf = xrealloc(NULL, subbuf);
+	n = read(c->in, buf, subbuf);
+	if (n > 0 && write(c->out, buf, n) != n)
+		die_input("cpu%d.raw: write: %s", cpu, strerror(errno));
+	free(buf);
+	return n;
+}
+
+static unsigned long long parse_size(const char *arg)
+{
+	unsigned long long v;
+	char *end;
+
+	errno = 0;
+	v = strtoull(arg, &end, 10);
+	if (errno || end == arg)
+		return 0;
+	if (*end && strchr("kKmMgG", *end)) {
+		v <<= strchr("kK", *end) ? 10 : strchr("mM", *end) ? 20 : 30;
+		end++;
+	}
+	return *end ? 0 : v;
+}
+
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+static int cmd_record(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	const char *dir = REC_DEFAULT_DIR, *out = REC_DEFAULT_OUT;
+	unsigned long long max_bytes = 0, total, lost;
+	double seconds = 0, start, last_show = 0;
+	struct rec_cpu *cpus;
+	struct pollfd *pfd;
+	char path[PATH_MAX];
+	bool tty = isatty(STDERR_FILENO), drain = false;
+	struct sigaction sa;
+	unsigned int subbuf;
+	int opt, nr = 0, cpu, active;
+	size_t size;
+	char *end, *text;
+
+	while ((opt = getopt_long(argc, argv, "hd:o:t:s:", opts, NULL)) != -1) {
+		switch (opt) {
+		case 'h':
+			usage_record(stdout);
+			return RBT_EXIT_OK;
+		case 'd':
+			dir = optarg;
+			break;
+		case 'o':
+			out = optarg;
+			break;
+		case 't':
+			errno = 0;
+			seconds = strtod(optarg, &end);
+			if (errno || *end || seconds <= 0) {
+				fprintf(stderr, "%s record: bad time '%s'\n",
+					prog, optarg);
+				return RBT_EXIT_INPUT;
+			}
+			break;
+		case 's':
+			max_bytes = parse_size(optarg);
+			if (!max_bytes) {
+				fprintf(stderr, "%s record: bad size '%s'\n",
+					prog, optarg);
+				return RBT_EXIT_INPUT;
+			}
+			break;
+		default:
+			usage_record(stderr);
+			return RBT_EXIT_INPUT;
+		}
+	}
+	if (optind != argc) {
+		usage_record(stderr);
+		return RBT_EXIT_INPUT;
+	}
+
+	snprintf(path, sizeof(path), "%s/header_page", dir);
+	text = read_file(path, &size, true);
+	subbuf = header_data_size(path, text) + PG_HDR_SIZE;
+	free(text);
+	for (nr = 0; nr < MAX_CPUS; nr++) {
+		struct stat st;
+
+		snprintf(path, sizeof(path), "%s/per_cpu/cpu%d/trace_pipe_raw",
+			 dir, nr);
+		if (stat(path, &st))
+			break;
+	}
+	if (!nr)
+		die_input("%s/per_cpu/cpu0/trace_pipe_raw: %s", dir,
+			  strerror(errno));
+
+	make_dir(out);
+	copy_formats(dir, out);
+	cpus = xrealloc(NULL, nr * sizeof(*cpus));
+	pfd = xrealloc(NULL, nr * sizeof(*pfd));
+	memset(cpus, 0, nr * sizeof(*cpus));
+	for (cpu = 0; cpu < nr; cpu++) {
+		struct rec_cpu *c = &cpus[cpu];
+
+		snprintf(path, sizeof(path), "%s/per_cpu/cpu%d/trace_pipe_raw",
+			 dir, cpu);
+		c->in = open(path, O_RDONLY | O_NONBLOCK);
+		if (c->in < 0)
+			die_input("%s: %s", path, strerror(errno));
+		snprintf(path, sizeof(path), "%s/cpu%d.raw", out, cpu);
+		c->out = open(path, O_RDWR | O_CREAT | O_TRUNC, 0644);
+		if (c->out < 0)
+			die_input("%s: %s", path, strerror(errno));
+		if (pipe(c->pipe))
+			die_input("pipe: %s", strerror(errno));
+	}
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = rec_sigint;
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+
+	start = now_s();
+	for (;;) {
+		bool moved = false;
+
+		total = 0;
+		lost = 0;
+		active = 0;
+		for (cpu = 0; cpu < nr; cpu++) {
+			struct rec_cpu *c = &cpus[cpu];
+			unsigned long long from = c->bytes;
+			ssize_t n;
+
+			if (!c->done && !rec_stop) {
+				n = rec_move(c, cpu, subbuf, false);
+				if (n > 0) {
+					c->bytes += n;
+					moved = true;
+					rec_count_lost(c, from - from % subbuf,
+						       subbuf);
+				} else if (!n) {
+					c->done = true;
+				} else if (errno != EAGAIN && errno != EINTR) {
+					die_input("%s/per_cpu/cpu%d/trace_pipe_raw: %s",
+						  dir, cpu, strerror(errno));
+				}
+			}
+			total += c->bytes;
+			lost += c->lost;
+			active += !c->done;
+		}
+		if (tty && (now_s() - last_show > 0.25 || !active)) {
+			last_show = now_s();
+			fprintf(stderr, "\r%s: %llu pages, %llu bytes, %llu events lost ",
+				out, total / subbuf, total, lost);
+		}
+		if (!active || (max_bytes && total >= max_bytes))
+			break;
+		if (rec_stop || (seconds && now_s() - start >= seconds)) {
+			drain = true;
+			break;
+		}
+		if (!moved) {
+			for (cpu = 0; cpu < nr; cpu++) {
+				pfd[cpu].fd = cpus[cpu].done ? -1 : cpus[cpu].in;
+				pfd[cpu].events = POLLIN;
+			}
+			poll(pfd, nr, 100);
+		}
+	}
+
+	/* stopped by time or signal: what is left, partly written pages too */
+	total = 0;
+	lost = 0;
+	for (cpu = 0; cpu < nr; cpu++) {
+		struct rec_cpu *c = &cpus[cpu];
+
+		while (drain && !c->done) {
+			unsigned long long from = c->bytes;
+			ssize_t n = rec_move(c, cpu, subbuf, true);
+
+			if (n <= 0)
+				break;
+			c->bytes += n;
+			rec_count_lost(c, from - from % subbuf, subbuf);
+		}
+		total += c->bytes;
+		lost += c->lost;
+		close(c->in);
+		close(c->pipe[0]);
+		close(c->pipe[1]);
+		if (close(c->out))
+			die_input("%s/cpu%d.raw: %s", out, cpu, strerror(errno));
+	}
+	if (tty)
+		fprintf(stderr, "\n");
+	printf("%s: %d CPUs, %llu pages, %llu bytes, %llu events lost\n", out,
+	       nr, total / subbuf, total, lost);
+	free(cpus);
+	free(pfd);
+	return RBT_EXIT_OK;
+}
+
+/* ------------------------------------------------------------------ */
+/* export                                                             */
+/* ------------------------------------------------------------------ */
+
+static void usage_export(FILE *f)
+{
+	fprintf(f,
+		"usage: %s export REC -o FILE\n"
+		"  Write an rbnest recording as a trace-cmd data file that\n"
+		"  \"trace-cmd report\" reads.\n"
+		"  -o, --output FILE  the trace-cmd data file to write\n"
+		"  -h, --help         this text\n",
+		prog);
+}
+
+static int cmd_export(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "help", no_argument, NULL, 'h' },
+		{ "output", required_argument, NULL, 'o' },
+		{ NULL, 0, NULL, 0 },
+	};
+	const char *out = NULL;
+	int opt;
+
+	while ((opt = getopt_long(argc, argv, "ho:", opts, NULL)) != -1) {
+		switch (opt) {
+		case 'h':
+			usage_export(stdout);
+			return RBT_EXIT_OK;
+		case 'o':
+			out = optarg;
+			break;
+		default:
+			usage_export(stderr);
+			return RBT_EXIT_INPUT;
+		}
+	}
+	if (optind != argc - 1 || !out) {
+		usage_export(stderr);
+		return RBT_EXIT_INPUT;
+	}
+#if HAVE_EXPORT
+	if (rbtrace_export_stats) {
+		struct rbtrace_export_stats st;
+
+		if (rbtrace_export_stats(argv[optind], out, &st))
+			return RBT_EXIT_INPUT;
+		printf("%s: %u CPUs, %llu pages, %llu records\n", out,
+		       st.nr_cpus, st.pages, st.records);
+		return RBT_EXIT_OK;
+	}
+#endif
+	fprintf(stderr, "%s export: not built in\n", prog);
+	return RBT_EXIT_INPUT;
+}
+
+/* ------------------------------------------------------------------ */
+/* main                                                               */
+/* ------------------------------------------------------------------ */
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"usage: %s COMMAND [OPTIONS] ...\n"
+		"  record   record the pages of the rbnest module\n"
+		"  check    verify the invariants of a recording\n"
+		"  report   print the events of a recording\n"
+		"  export   write a trace-cmd data file\n"
+		"'%s COMMAND --help' describes a command.\n",
+		prog, prog);
+}
+
+int main(int argc, char **argv)
+{
+	const char *cmd;
+
+	if (argc < 2) {
+		usage(stderr);
+		return RBT_EXIT_INPUT;
+	}
+	cmd = argv[1];
+	if (!strcmp(cmd, "-h") || !strcmp(cmd, "--help") ||
+	    !strcmp(cmd, "help")) {
+		usage(stdout);
+		return RBT_EXIT_OK;
+	}
+	/* the sub-command sees its own name as argv[0] */
+	argc--;
+	argv++;
+	if (!strcmp(cmd, "check"))
+		return cmd_check(argc, argv);
+	if (!strcmp(cmd, "report"))
+		return cmd_report(argc, argv);
+	if (!strcmp(cmd, "record"))
+		return cmd_record(argc, argv);
+	if (!strcmp(cmd, "export"))
+		return cmd_export(argc, argv);
+	fprintf(stderr, "%s: unknown command '%s'\n", prog, cmd);
+	usage(stderr);
+	return RBT_EXIT_INPUT;
+}
