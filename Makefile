@@ -14,6 +14,9 @@
 #                     the tests (plain, ASan+UBSan, TSan stress, coverage)
 #   make bench-user   instructions per event under callgrind, stress rate
 #   make coverage     coverage tests and the coverage report alone
+#   make fuzz         fuzz tools/rbtrace (libFuzzer, clang) for FUZZ_SECONDS
+#                     (default 600) per target; make check runs each
+#                     target for FUZZ_CHECK_SECONDS (default 20)
 #   make deps         install the Debian packages the above need
 #   make clean
 #
@@ -99,7 +102,7 @@ Q		:= $(if $(V),,@)
 JOBS		= $(if $(filter -j%,$(MAKEFLAGS)),,-j$(shell nproc 2>/dev/null || echo 1))
 
 .PHONY: all run user-lib module module-clean check check-build bench-user \
-	coverage deps clean $(addprefix tests-,$(VARIANTS))
+	coverage deps clean fuzz fuzz-build $(addprefix tests-,$(VARIANTS))
 
 all: user-lib tests-user rbtrace
 
@@ -188,6 +191,39 @@ $(BUILD)/user/rbgen: $(BUILD)/user/obj/$(TEST_DIR)/rbgen.o \
 RBTRACE_RUNS	= '@rbtrace bash $(TEST_DIR)/test_rbtrace.sh $(RBTRACE) $(BUILD)/user/rbgen' \
 		  '@rbtrace-asan $(SAN_ENV) bash $(TEST_DIR)/test_rbtrace.sh $(BUILD)/asan/rbtrace $(BUILD)/user/rbgen'
 
+# ---- fuzzing tools/rbtrace -----------------------------------------------
+#
+# libFuzzer targets (clang, ASan + UBSan) on the page checks and decoding
+# and on the format loading of rbtrace. "make check" fuzzes each for
+# FUZZ_CHECK_SECONDS; "make fuzz" for FUZZ_SECONDS. Corpora, logs and any
+# crash inputs are kept in $(BUILD)/fuzz/run.
+
+FUZZ_DIR	:= $(RBTRACE_DIR)/fuzz
+FUZZ_CC		?= clang
+FUZZ_TARGETS	:= $(patsubst $(FUZZ_DIR)/%.c,%,$(sort $(wildcard $(FUZZ_DIR)/fuzz_*.c)))
+FUZZ_BINS	:= $(addprefix $(BUILD)/fuzz/,$(FUZZ_TARGETS))
+FUZZ_CFLAGS	= -std=gnu11 -g -O1 -fno-omit-frame-pointer -Wall -Wextra \
+		  -Werror -Wno-sign-compare -Wno-unused-function -I. \
+		  $(TEP_CFLAGS) -fsanitize=fuzzer,address,undefined \
+		  -fno-sanitize-recover=all
+FUZZ_SECONDS	?= 600
+FUZZ_CHECK_SECONDS ?= 20
+FUZZ_OUT	:= $(BUILD)/fuzz/run
+
+$(FUZZ_BINS): $(BUILD)/fuzz/%: $(FUZZ_DIR)/%.c $(RBTRACE_DEPS)
+	@mkdir -p $(@D)
+	@echo "  LD [fuzz] $@"
+	$(Q)$(if $(TEP_LIBS),,$(error libtraceevent not found by $(PKG_CONFIG); run 'make deps'))
+	$(Q)$(FUZZ_CC) $(FUZZ_CFLAGS) -o $@ $< $(TEP_LIBS)
+
+fuzz-build: $(FUZZ_BINS) $(BUILD)/user/rbgen
+
+fuzz: fuzz-build
+	bash $(FUZZ_DIR)/fuzz.sh -t $(FUZZ_SECONDS) -o $(FUZZ_OUT) \
+		$(BUILD)/user/rbgen $(FUZZ_BINS)
+
+FUZZ_RUN	= '@fuzz bash $(FUZZ_DIR)/fuzz.sh -t $(FUZZ_CHECK_SECONDS) -o $(FUZZ_OUT) $(BUILD)/user/rbgen $(FUZZ_BINS)'
+
 # ---- the kernel module ---------------------------------------------------
 
 module:
@@ -218,14 +254,15 @@ COV_RUN		= '@cov/coverage $(PYTHON) scripts/coverage.py --build $(BUILD)/cov'
 check:
 	@bash scripts/deps.sh
 	@rm -f $(foreach v,$(VARIANTS),$(addprefix $(BUILD)/$(v)/,$(TESTS_$(v)))) \
-		$(RBTRACE_BINS)
+		$(RBTRACE_BINS) $(FUZZ_BINS)
 	@build=; $(MAKE) --no-print-directory -k $(JOBS) check-build || \
 		build='!build some programs did not build (errors above)'; \
 	find $(BUILD)/cov -name '*.gcda' -delete 2>/dev/null; \
 	bash $(TEST_DIR)/run.sh $(foreach v,$(VARIANTS),$(call run_args,$(v))) \
-		$(RBTRACE_RUNS) $(COV_RUN) $${build:+"$$build"}
+		$(RBTRACE_RUNS) $(FUZZ_RUN) $(COV_RUN) $${build:+"$$build"}
 
-check-build: user-lib $(addprefix tests-,$(VARIANTS)) $(RBTRACE_BINS)
+check-build: user-lib $(addprefix tests-,$(VARIANTS)) $(RBTRACE_BINS) \
+	$(FUZZ_BINS)
 
 coverage: tests-cov
 	@find $(BUILD)/cov -name '*.gcda' -delete

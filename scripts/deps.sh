@@ -23,6 +23,8 @@ REQUIRED=(
 	trace-cmd
 	valgrind
 	python3
+	clang
+	libclang-rt-14-dev
 )
 OPTIONAL=(
 	sparse

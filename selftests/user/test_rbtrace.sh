@@ -20,7 +20,7 @@ set -uo pipefail
 
 rbtrace=${1:-}
 rbgen=${2:-}
-nr_tests=22
+nr_tests=23
 
 echo "KTAP version 1"
 echo "1..$nr_tests"
@@ -282,6 +282,32 @@ else
 	fi
 	result $ok "export: trace-cmd shows nested events with real deltas"
 fi
+
+# ---- formats libtraceevent cannot take safely ------------------------------
+
+# A division in the print fmt crashes libtraceevent 1.7's parser, and
+# tep_data_type() reads common_type without bounds: both are refused
+# with exit 2 by check, report and export before libtraceevent sees them.
+ok=ok
+fmt=events/rbnest/sample/format
+for hostile in div common_type; do
+	bad=$tmp/hostile-$hostile
+	rm -rf "$bad"
+	cp -r "$tmp/nest" "$bad"
+	case $hostile in
+	div)	sed -i 's|REC->arg$|REC->arg / 0|' "$bad/$fmt" ;;
+	common_type)
+		sed -i 's|common_type;\toffset:0;|common_type;\toffset:60000;|' "$bad/$fmt" ;;
+	esac
+	cmp -s "$tmp/nest/$fmt" "$bad/$fmt" && { echo "# $hostile: format not changed"; ok=fail; }
+	for cmd in check report "export -o $tmp/hostile.dat"; do
+		"$rbtrace" $cmd "$bad" >/dev/null 2>"$tmp/err"
+		rc=$?
+		echo "# $hostile: rbtrace ${cmd%% *}: exit $rc: $(head -n 1 "$tmp/err")"
+		[ $rc -eq 2 ] && grep -q "$fmt" "$tmp/err" || ok=fail
+	done
+done
+result $ok "check, report, export: hostile formats refused with exit 2"
 
 # ---- violations ------------------------------------------------------------
 

@@ -51,6 +51,7 @@
 #include <kbuffer.h>
 
 #include "export.h"
+#include "fmtcheck.h"
 
 #define EXP_MAGIC		"\027\010\104tracing"
 #define EXP_FILE_VERSION	"6"
@@ -336,6 +337,17 @@ static int exp_check_fields(struct tep_event *event, const char *path)
 		exp_err("%s: more than 1024 fields", path);
 		return -E2BIG;
 	}
+	/*
+	 * tep_data_type() reads the event id of every record through
+	 * common_type without bounds: it must be where ftrace has it, in
+	 * the two bytes a record is checked to have.
+	 */
+	a = tep_find_common_field(event, "common_type");
+	if (!a || a->offset != 0 || a->size != 2) {
+		exp_err("%s: common_type is not a 2-byte field at offset 0",
+			path);
+		return -EINVAL;
+	}
 	lists[0] = event->format.common_fields;
 	lists[1] = event->format.fields;
 	for (i = 0; i < 2; i++) {
@@ -400,6 +412,12 @@ static int exp_load_event(struct exp_ctx *c, struct exp_system *sys,
 		goto out;
 	sys->nr_events++;
 	c->nr_events++;
+	if (!rbt_print_fmt_ok(ev->format.data, ev->format.len)) {
+		exp_err("%s: print fmt has arguments other than REC->field",
+			fpath);
+		ret = -EINVAL;
+		goto out;
+	}
 	/* tep_parse_format() may return 0 for a format it failed on. */
 	if (tep_parse_format(c->tep, &event, ev->format.data, ev->format.len,
 			     sys->name) || !event ||

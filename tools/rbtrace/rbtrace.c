@@ -24,6 +24,7 @@
 #include <getopt.h>
 #include <limits.h>
 #include <poll.h>
+#include <setjmp.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdbool.h>
@@ -41,6 +42,7 @@
 
 #include "rbn_events.h"
 #include "rbtrace.h"
+#include "fmtcheck.h"
 
 /*
  * "rbtrace export" is export.c's rbtrace_export_stats(); weak, so that
@@ -130,6 +132,14 @@ struct rbt_rec {
 
 static const char *prog = "rbtrace";
 
+#ifdef RBTRACE_FUZZ
+/*
+ * Built into a fuzz target (tools/rbtrace/fuzz): bad input returns to the
+ * target through this jump buffer instead of exiting.
+ */
+static jmp_buf *rbt_fuzz_catch;
+#endif
+
 /* ------------------------------------------------------------------ */
 /* Messages                                                           */
 /* ------------------------------------------------------------------ */
@@ -139,6 +149,10 @@ die_input(const char *fmt, ...)
 {
 	va_list ap;
 
+#ifdef RBTRACE_FUZZ
+	if (rbt_fuzz_catch)
+		longjmp(*rbt_fuzz_catch, 1);
+#endif
 	fprintf(stderr, "%s: ", prog);
 	va_start(ap, fmt);
 	vfprintf(stderr, fmt, ap);
@@ -239,13 +253,19 @@ static struct tep_format_field *need_field(struct rbt_rec *r, const char *name,
 	return f;
 }
 
-static void load_formats(struct rbt_rec *r)
+/*
+ * Parse header_page (@hp, @hp_size bytes, NUL-terminated) and the format
+ * of rbnest:sample (@fmt, @fmt_size bytes); @hp_path and @fmt_path name
+ * them in messages.
+ */
+static void load_formats_text(struct rbt_rec *r, const char *hp_path,
+			      const char *hp, size_t hp_size,
+			      const char *fmt_path, const char *fmt,
+			      size_t fmt_size)
 {
-	char path[PATH_MAX];
+	const char *path = fmt_path;
 	struct tep_event *ev = NULL;
 	enum tep_errno err;
-	size_t size;
-	char *buf;
 
 	r->tep = tep_alloc();
 	if (!r->tep)
@@ -253,17 +273,15 @@ static void load_formats(struct rbt_rec *r)
 	tep_set_long_size(r->tep, 8);
 	tep_set_file_bigendian(r->tep, TEP_LITTLE_ENDIAN);
 
-	snprintf(path, sizeof(path), "%s/header_page", r->dir);
-	buf = read_file(path, &size, true);
-	if (tep_parse_header_page(r->tep, buf, size, 8))
-		die_input("%s: does not parse", path);
-	r->data_size = header_data_size(path, buf);
+	if (tep_parse_header_page(r->tep, (char *)hp, hp_size, 8))
+		die_input("%s: does not parse", hp_path);
+	r->data_size = header_data_size(hp_path, hp);
 	r->subbuf = r->data_size + PG_HDR_SIZE;
-	free(buf);
 
-	snprintf(path, sizeof(path), "%s/events/rbnest/sample/format", r->dir);
-	buf = read_file(path, &size, true);
-	err = tep_parse_format(r->tep, &ev, buf, size, "rbnest");
+	if (!rbt_print_fmt_ok(fmt, fmt_size))
+		die_input("%s: print fmt has arguments other than REC->field",
+			  path);
+	err = tep_parse_format(r->tep, &ev, fmt, fmt_size, "rbnest");
 	if (err || !ev || (ev->flags & TEP_EVENT_FL_FAILED)) {
 		char msg[128] = "";
 
@@ -271,8 +289,9 @@ static void load_formats(struct rbt_rec *r)
 			tep_strerror(r->tep, err, msg, sizeof(msg));
 		die_input("%s: does not parse%s%s", path, *msg ? ": " : "", msg);
 	}
-	free(buf);
 	r->event = ev;
+	/* tep_data_type() reads it from every event, unchecked */
+	need_field(r, "common_type", path);
 	r->f_seq = need_field(r, "seq", path);
 	r->f_ts = need_field(r, "ts", path);
 	r->f_cpu = need_field(r, "cpu", path);
@@ -287,6 +306,22 @@ static void load_formats(struct rbt_rec *r)
 	r->kb = kbuffer_alloc(KBUFFER_LSIZE_8, KBUFFER_ENDIAN_LITTLE);
 	if (!r->kb)
 		die_input("kbuffer_alloc failed");
+}
+
+static void load_formats(struct rbt_rec *r)
+{
+	char hp_path[PATH_MAX], fmt_path[PATH_MAX];
+	size_t hp_size, fmt_size;
+	char *hp, *fmt;
+
+	snprintf(hp_path, sizeof(hp_path), "%s/header_page", r->dir);
+	hp = read_file(hp_path, &hp_size, true);
+	snprintf(fmt_path, sizeof(fmt_path), "%s/events/rbnest/sample/format",
+		 r->dir);
+	fmt = read_file(fmt_path, &fmt_size, true);
+	load_formats_text(r, hp_path, hp, hp_size, fmt_path, fmt, fmt_size);
+	free(hp);
+	free(fmt);
 }
 
 /* ------------------------------------------------------------------ */
@@ -512,6 +547,32 @@ static void decode_page(struct rbt_rec *r, int cpu, unsigned int pno,
 			  c->path, pno, i, w->nr);
 }
 
+/* Check, decode and account page @pno of CPU @cpu (r->subbuf bytes). */
+static void load_page(struct rbt_rec *r, int cpu, unsigned int pno,
+		      unsigned char *pg, struct walk *w, bool keep_data)
+{
+	struct rbt_cpu *c = &r->cpu[cpu];
+
+	c->page_first = xrealloc(c->page_first, (pno + 1) * sizeof(long));
+	c->page_missed = xrealloc(c->page_missed,
+				  (pno + 1) * sizeof(long long));
+	c->page_first[pno] = c->nr_ev;
+	walk_page(r, c, pno, pg, w);
+	c->page_missed[pno] = 0;
+	if (w->missed) {
+		c->missed_pages++;
+		if (w->stored) {
+			c->page_missed[pno] = w->missed_count;
+			c->missed_sum += w->missed_count;
+		} else {
+			c->page_missed[pno] = ~0ULL;
+			c->missed_unknown++;
+		}
+	}
+	decode_page(r, cpu, pno, pg, w, keep_data);
+	c->nr_pages = pno + 1;
+}
+
 /* Read every page of every cpuN.raw file. */
 static void load_cpus(struct rbt_rec *r, bool keep_data)
 {
@@ -569,25 +630,7 @@ static void load_cpus(struct rbt_rec *r, bool keep_data)
 					  c->path, pno,
 					  (unsigned long long)pno * r->subbuf,
 					  got, r->subbuf);
-			c->page_first = xrealloc(c->page_first,
-						 (pno + 1) * sizeof(long));
-			c->page_missed = xrealloc(c->page_missed,
-						  (pno + 1) * sizeof(long long));
-			c->page_first[pno] = c->nr_ev;
-			walk_page(r, c, pno, pg, &w);
-			c->page_missed[pno] = 0;
-			if (w.missed) {
-				c->missed_pages++;
-				if (w.stored) {
-					c->page_missed[pno] = w.missed_count;
-					c->missed_sum += w.missed_count;
-				} else {
-					c->page_missed[pno] = ~0ULL;
-					c->missed_unknown++;
-				}
-			}
-			decode_page(r, cpu, pno, pg, &w, keep_data);
-			c->nr_pages = pno + 1;
+			load_page(r, cpu, pno, pg, &w, keep_data);
 		}
 		close(fd);
 	}
@@ -800,52 +843,26 @@ static void usage_check(FILE *f)
 		prog);
 }
 
-static int cmd_check(int argc, char **argv)
+/* The checks of "rbtrace check" on a loaded recording; its exit status. */
+static int check_rec(struct rbt_rec *r)
 {
-	static const struct option opts[] = {
-		{ "help", no_argument, NULL, 'h' },
-		{ "quiet", no_argument, NULL, 'q' },
-		{ NULL, 0, NULL, 0 },
-	};
 	unsigned long ctxd[NR_CTX][MAX_DEPTH + 1];
 	unsigned long total = 0, nr_merged, switches = 0;
 	unsigned long long *order;
-	struct rbt_rec r = { 0 };
-	int cpu, opt, i, d, max_d = 1;
-
-	while ((opt = getopt_long(argc, argv, "hq", opts, NULL)) != -1) {
-		switch (opt) {
-		case 'h':
-			usage_check(stdout);
-			return RBT_EXIT_OK;
-		case 'q':
-			r.quiet = true;
-			break;
-		default:
-			usage_check(stderr);
-			return RBT_EXIT_INPUT;
-		}
-	}
-	if (optind != argc - 1) {
-		usage_check(stderr);
-		return RBT_EXIT_INPUT;
-	}
-	r.dir = argv[optind];
-	load_formats(&r);
-	load_cpus(&r, false);
+	int cpu, i, d, max_d = 1;
 
 	memset(ctxd, 0, sizeof(ctxd));
-	for (cpu = 0; cpu < r.nr_cpus; cpu++) {
-		struct rbt_cpu *c = &r.cpu[cpu];
+	for (cpu = 0; cpu < r->nr_cpus; cpu++) {
+		struct rbt_cpu *c = &r->cpu[cpu];
 
-		check_times(&r, cpu);
-		check_seq(&r, cpu);
+		check_times(r, cpu);
+		check_seq(r, cpu);
 		for (unsigned long k = 0; k < c->nr_ev; k++) {
 			struct rbt_event *e = &c->ev[k];
 
 			if (e->ctx >= NR_CTX || e->depth < 1 ||
 			    e->depth > MAX_DEPTH) {
-				violation(&r, "%s: cpu %d page %u offset %u: context %u depth %u out of range",
+				violation(r, "%s: cpu %d page %u offset %u: context %u depth %u out of range",
 					  c->path, cpu, e->page, e->off,
 					  e->ctx, e->depth);
 				continue;
@@ -856,26 +873,26 @@ static int cmd_check(int argc, char **argv)
 		}
 		total += c->nr_ev;
 	}
-	order = merge(&r, -1, &nr_merged);
+	order = merge(r, -1, &nr_merged);
 	for (unsigned long k = 1; k < nr_merged; k++) {
 		const struct rbt_event *a, *b;
 
-		a = &r.cpu[order[k - 1] >> 48].ev[order[k - 1] & 0xffffffffffffULL];
-		b = &r.cpu[order[k] >> 48].ev[order[k] & 0xffffffffffffULL];
+		a = &r->cpu[order[k - 1] >> 48].ev[order[k - 1] & 0xffffffffffffULL];
+		b = &r->cpu[order[k] >> 48].ev[order[k] & 0xffffffffffffULL];
 		if (b->ts < a->ts)
-			violation(&r, "merged order: event at %llu after %llu",
+			violation(r, "merged order: event at %llu after %llu",
 				  b->ts, a->ts);
 		if (order[k] >> 48 != order[k - 1] >> 48)
 			switches++;
 	}
 	free(order);
 
-	if (!r.quiet) {
+	if (!r->quiet) {
 		printf("%-4s %7s %9s %6s %6s %7s %8s %9s %8s %7s\n", "cpu",
 		       "pages", "events", "zero", "abs", "extend", "padding",
 		       "missed", "seq-gaps", "max-gap");
-		for (cpu = 0; cpu < r.nr_cpus; cpu++) {
-			struct rbt_cpu *c = &r.cpu[cpu];
+		for (cpu = 0; cpu < r->nr_cpus; cpu++) {
+			struct rbt_cpu *c = &r->cpu[cpu];
 			char missed[32];
 
 			snprintf(missed, sizeof(missed), "%llu%s", c->missed_sum,
@@ -899,20 +916,53 @@ static int cmd_check(int argc, char **argv)
 		       switches);
 	}
 	printf("events: %lu\n", total);
-	for (cpu = 0; cpu < r.nr_cpus; cpu++)
-		if (r.cpu[cpu].gap_unverified)
+	for (cpu = 0; cpu < r->nr_cpus; cpu++)
+		if (r->cpu[cpu].gap_unverified)
 			printf("cpu %d: %llu missing events on the last page not verifiable\n",
-			       cpu, r.cpu[cpu].gap_unverified);
-	if (r.violations) {
-		if (r.violations > MAX_SHOWN)
-			printf("... %lu more\n", r.violations - MAX_SHOWN);
-		printf("%s: FAILED: %lu violations\n", r.dir, r.violations);
-		rec_free(&r);
+			       cpu, r->cpu[cpu].gap_unverified);
+	if (r->violations) {
+		if (r->violations > MAX_SHOWN)
+			printf("... %lu more\n", r->violations - MAX_SHOWN);
+		printf("%s: FAILED: %lu violations\n", r->dir, r->violations);
 		return RBT_EXIT_VIOLATION;
 	}
-	printf("%s: OK\n", r.dir);
-	rec_free(&r);
+	printf("%s: OK\n", r->dir);
 	return RBT_EXIT_OK;
+}
+
+static int cmd_check(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "help", no_argument, NULL, 'h' },
+		{ "quiet", no_argument, NULL, 'q' },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct rbt_rec r = { 0 };
+	int opt, ret;
+
+	while ((opt = getopt_long(argc, argv, "hq", opts, NULL)) != -1) {
+		switch (opt) {
+		case 'h':
+			usage_check(stdout);
+			return RBT_EXIT_OK;
+		case 'q':
+			r.quiet = true;
+			break;
+		default:
+			usage_check(stderr);
+			return RBT_EXIT_INPUT;
+		}
+	}
+	if (optind != argc - 1) {
+		usage_check(stderr);
+		return RBT_EXIT_INPUT;
+	}
+	r.dir = argv[optind];
+	load_formats(&r);
+	load_cpus(&r, false);
+	ret = check_rec(&r);
+	rec_free(&r);
+	return ret;
 }
 
 /* ------------------------------------------------------------------ */
@@ -1502,6 +1552,7 @@ static void usage(FILE *f)
 		prog, prog);
 }
 
+#ifndef RBTRACE_FUZZ
 int main(int argc, char **argv)
 {
 	const char *cmd;
@@ -1531,3 +1582,4 @@ int main(int argc, char **argv)
 	usage(stderr);
 	return RBT_EXIT_INPUT;
 }
+#endif /* RBTRACE_FUZZ */
