@@ -12,16 +12,21 @@
  *              need their carry)
  *   overwrite  2 CPUs, overwrite mode on a small ring read now and then:
  *              pages with missed-events counts
+ *   signals    2 CPUs, task-context writes interrupted by three POSIX
+ *              timers (SIGRTMIN+0..2 as softirq, hardirq, NMI) whose
+ *              handlers nest and write, for half a second
  *
  * DIR gets the format files and cpuN.raw, the pages rbn_read_page()
  * returned, one after the other. What was written is printed on stdout
  * ("written: N" per CPU, "lost: N" in overwrite mode).
  */
 #include <errno.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 
 #include "rb_core.h"
 #include "rbn_events.h"
@@ -51,13 +56,15 @@ static u64 clk_now, clk_reads;
 static unsigned int clk_jump_every;
 static u64 clk_jump;
 
+/* Signal handlers read the clock too: every update is one atomic add. */
 static u64 gen_clock(void)
 {
-	clk_reads++;
-	clk_now += 97;
-	if (clk_jump_every && !(clk_reads % clk_jump_every))
-		clk_now += clk_jump + (clk_reads % 3) * (1ULL << 32);
-	return clk_now;
+	u64 reads = __atomic_add_fetch(&clk_reads, 1, __ATOMIC_RELAXED);
+	u64 step = 97;
+
+	if (clk_jump_every && !(reads % clk_jump_every))
+		step += clk_jump + (reads % 3) * (1ULL << 32);
+	return __atomic_add_fetch(&clk_now, step, __ATOMIC_RELAXED);
 }
 
 static unsigned int gen_rand(void)
@@ -89,7 +96,8 @@ static void gen_write(void)
 		s->common_preempt_count = ctx ? 1 << (ctx - 1) : 0;
 		s->common_pid = ctx ? 0 : 100 + cpu;
 		/* the sequence number is taken after the reserve */
-		s->seq = gen.seq[cpu]++;
+		s->seq = __atomic_fetch_add(&gen.seq[cpu], 1,
+					    __ATOMIC_RELAXED);
 		s->ts = rbn_event_ts(gen.b, ev);
 		s->cpu = cpu;
 		s->context = ctx;
@@ -98,9 +106,9 @@ static void gen_write(void)
 		s->flags = rbn_event_flags(gen.b, ev);
 		s->arg = clk_reads;
 		rbn_commit(gen.b, ev);
-		gen.written[cpu]++;
+		__atomic_add_fetch(&gen.written[cpu], 1, __ATOMIC_RELAXED);
 	} else {
-		gen.refused++;
+		__atomic_add_fetch(&gen.refused, 1, __ATOMIC_RELAXED);
 	}
 	gen.depth--;
 }
@@ -122,6 +130,65 @@ static void gen_hook(struct rbn_buffer *buffer, int cpu, int label, void *arg)
 	rbn_user_context = saved + 1;
 	gen_write();
 	rbn_user_context = saved;
+}
+
+/* SIGRTMIN + level - 1: an interrupt of that context level writes. */
+static void gen_signal(int sig)
+{
+	int saved = rbn_user_context, level = sig - SIGRTMIN + 1;
+
+	if (level <= saved)
+		return;
+	rbn_user_context = level;
+	gen_write();
+	if (level == RBN_CTX_SOFTIRQ && !(gen_rand() & 3))
+		gen_write();
+	rbn_user_context = saved;
+}
+
+static timer_t gen_timers[3];
+
+/* Three timers whose handlers nest: each blocks itself and lower levels. */
+static void start_signals(void)
+{
+	int level;
+
+	for (level = 1; level <= 3; level++) {
+		struct sigaction sa = { .sa_handler = gen_signal,
+					.sa_flags = SA_RESTART };
+		struct sigevent sev = { .sigev_notify = SIGEV_SIGNAL };
+		struct itimerspec its = { 0 };
+		int l;
+
+		sigemptyset(&sa.sa_mask);
+		for (l = 1; l <= level; l++)
+			sigaddset(&sa.sa_mask, SIGRTMIN + l - 1);
+		sev.sigev_signo = SIGRTMIN + level - 1;
+		its.it_interval.tv_nsec = 23000 + 7000 * level;
+		its.it_value.tv_nsec = its.it_interval.tv_nsec;
+		if (sigaction(sev.sigev_signo, &sa, NULL) ||
+		    timer_create(CLOCK_MONOTONIC, &sev, &gen_timers[level - 1]) ||
+		    timer_settime(gen_timers[level - 1], 0, &its, NULL)) {
+			perror("rbgen: timers");
+			exit(1);
+		}
+	}
+}
+
+static void stop_signals(void)
+{
+	int i;
+
+	for (i = 0; i < 3; i++)
+		timer_delete(gen_timers[i]);
+}
+
+static double now_sec(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return t.tv_sec + t.tv_nsec / 1e9;
 }
 
 static void drain(void)
@@ -187,7 +254,7 @@ int main(int argc, char **argv)
 	int cpu;
 
 	if (argc != 3) {
-		fprintf(stderr, "usage: rbgen nest|nest59|overwrite DIR\n");
+		fprintf(stderr, "usage: rbgen nest|nest59|overwrite|signals DIR\n");
 		return 2;
 	}
 	gen.dir = argv[2];
@@ -209,6 +276,13 @@ int main(int argc, char **argv)
 		drain_every = 1500;
 		gen.rate = 10;
 		clk_jump_every = 101;
+		clk_jump = 1ULL << 27;
+	} else if (!strcmp(argv[1], "signals")) {
+		cfg.size = 256 * PAGE_SIZE;
+		outer = 0;
+		drain_every = 2000;
+		gen.rate = 0;
+		clk_jump_every = 997;
 		clk_jump = 1ULL << 27;
 	} else {
 		fprintf(stderr, "rbgen: unknown mode '%s'\n", argv[1]);
@@ -240,7 +314,24 @@ int main(int argc, char **argv)
 		}
 	}
 
-	rbn_test_set_hook(gen_hook, NULL);
+	if (!outer) {
+		/* signals: no hook, the nesting is asynchronous */
+		double end = now_sec() + 0.5;
+		volatile unsigned int spin;
+
+		start_signals();
+		for (i = 0; now_sec() < end; i++) {
+			rbn_user_cpu = (gen_rand() >> 4) % GEN_CPUS;
+			rbn_user_context = RBN_CTX_TASK;
+			gen_write();
+			for (spin = 0; spin < 2000; spin++)
+				;
+			if (!((i + 1) % drain_every))
+				drain();
+		}
+		stop_signals();
+	}
+	rbn_test_set_hook(outer ? gen_hook : NULL, NULL);
 	for (i = 0; i < outer; i++) {
 		rbn_user_cpu = (gen_rand() >> 4) % GEN_CPUS;
 		rbn_user_context = RBN_CTX_TASK;

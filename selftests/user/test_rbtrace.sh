@@ -7,7 +7,8 @@
 #
 # RBGEN writes recordings from the userspace build of rb_core.c (nested
 # writers injected at every label, clock jumps, a clock across 2^59,
-# overwrite mode with loss). "rbtrace check" must pass on them, and fail,
+# overwrite mode with loss, writers nested by POSIX timer signals). "rbtrace
+# check" must pass on them, and fail,
 # naming the file, CPU, page and offset, on copies corrupted on purpose:
 # a time moved backwards, an event cut out of a page, a missed-events
 # count removed; bad input (a truncated file, a commit past the page, a
@@ -20,7 +21,7 @@ set -uo pipefail
 
 rbtrace=${1:-}
 rbgen=${2:-}
-nr_tests=23
+nr_tests=24
 
 echo "KTAP version 1"
 echo "1..$nr_tests"
@@ -167,7 +168,7 @@ events_of() {
 
 # ---- recordings of the real core pass ------------------------------------
 
-for mode in nest nest59 overwrite; do
+for mode in nest nest59 overwrite signals; do
 	rec=$tmp/$mode
 	if ! "$rbgen" $mode "$rec" >"$tmp/gen.$mode" 2>&1; then
 		diag <"$tmp/gen.$mode"
@@ -193,7 +194,7 @@ done
 # ---- report --------------------------------------------------------------
 
 ok=ok
-for mode in nest nest59 overwrite; do
+for mode in nest nest59 overwrite signals; do
 	want=$(events_of "$tmp/check.$mode")
 	got=$("$rbtrace" report "$tmp/$mode" | grep -c ' sample: seq=')
 	echo "# report $mode: $got lines, check counted ${want:-?} events"
@@ -237,7 +238,7 @@ if ! command -v trace-cmd >/dev/null 2>&1; then
 else
 	ok=ok
 	okts=ok
-	for mode in nest nest59 overwrite; do
+	for mode in nest nest59 overwrite signals; do
 		dat=$tmp/$mode.dat
 		if ! "$rbtrace" export "$tmp/$mode" -o "$dat" 2>"$tmp/err"; then
 			diag <"$tmp/err"
