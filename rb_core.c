@@ -2187,3 +2187,342 @@ int rbn_cpu_stats(struct rbn_buffer *buffer, int cpu,
 	stats->pages_touched = local_read(&cpu_buffer->pages_touched);
 	return 0;
 }
+
+/* ------------------------------------------------------------------ */
+/* Fill level, for readers that wait                                  */
+/* ------------------------------------------------------------------ */
+
+/*
+ * Under the reader lock: the sub-buffer that holds the oldest unread
+ * events, or NULL when everything committed has been read. @commit_page
+ * was read before the commits of the pages, as in rb_get_reader_page().
+ * Unlike rb_get_reader_page(), this never swaps a page.
+ */
+static struct rbn_bpage *rb_first_unread(struct rbn_cpu_buffer *cpu_buffer,
+					 struct rbn_bpage *commit_page)
+{
+	struct rbn_bpage *reader = cpu_buffer->reader_page;
+	struct rbn_bpage *head;
+
+	if (reader->read < rb_page_commit(reader))
+		return reader;
+	/* The writer is on the reader page: all it committed is read. */
+	if (commit_page == reader)
+		return NULL;
+	head = rb_set_head_page(cpu_buffer);
+	if (!head || (head == commit_page && !rb_page_commit(head)))
+		return NULL;
+	return head;
+}
+
+/**
+ * rbn_cpu_percent_full - whether a CPU's buffer is filled to a watermark
+ * @buffer:	the buffer
+ * @cpu:	the CPU
+ * @percent:	0 for "any committed event is unread", else 1..100
+ *
+ * The fill level counts the bytes reserved and not yet read (events,
+ * stamps and paddings) plus one sub-buffer, against the size of the ring,
+ * as ftrace's buffer_percent does: 100 is reached when all but one
+ * sub-buffer are full. Committed unread data is required at any level.
+ * Takes the reader lock; never moves the reader. Callable from any
+ * context but NMI.
+ *
+ * Return: true when the watermark is reached.
+ */
+bool rbn_cpu_percent_full(struct rbn_buffer *buffer, int cpu,
+			  unsigned int percent)
+{
+	struct rbn_cpu_buffer *cpu_buffer = rb_reader_cpu(buffer, cpu);
+	struct rbn_bpage *commit_page, *first;
+	unsigned long flags = 0;
+	long unread;
+	bool ret;
+
+	if (!cpu_buffer)
+		return false;
+	rbn_reader_lock(&cpu_buffer->reader_lock, flags);
+	commit_page = READ_ONCE(cpu_buffer->commit_page);
+	smp_rmb(); /* commit_page, then the pages' commits */
+	first = rb_first_unread(cpu_buffer, commit_page);
+	unread = local_read(&cpu_buffer->entries_bytes) -
+		(long)cpu_buffer->read_bytes;
+	rbn_reader_unlock(&cpu_buffer->reader_lock, flags);
+
+	if (!first)
+		return false;
+	if (!percent)
+		return true;
+	if (unread < 0)
+		unread = 0;
+	ret = ((u64)unread + buffer->subbuf_size) * 100 >=
+		(u64)percent * buffer->nr_pages * buffer->subbuf_size;
+	return ret;
+}
+
+/**
+ * rbn_cpu_subbuf_ready - whether the oldest unread sub-buffer is complete
+ * @buffer:	the buffer
+ * @cpu:	the CPU
+ *
+ * Complete means the writer has moved on from it, so its commit is final:
+ * rbn_read_page() with @full succeeds on it unless part of it was read
+ * already, and then a read without @full returns its final rest. Takes
+ * the reader lock; never moves the reader. Callable from any context but
+ * NMI.
+ *
+ * Return: true when such a sub-buffer is there.
+ */
+bool rbn_cpu_subbuf_ready(struct rbn_buffer *buffer, int cpu)
+{
+	struct rbn_cpu_buffer *cpu_buffer = rb_reader_cpu(buffer, cpu);
+	struct rbn_bpage *commit_page, *first;
+	unsigned long flags = 0;
+
+	if (!cpu_buffer)
+		return false;
+	rbn_reader_lock(&cpu_buffer->reader_lock, flags);
+	commit_page = READ_ONCE(cpu_buffer->commit_page);
+	smp_rmb(); /* commit_page, then the pages' commits */
+	first = rb_first_unread(cpu_buffer, commit_page);
+	rbn_reader_unlock(&cpu_buffer->reader_lock, flags);
+	return first && first != commit_page;
+}
+
+/* ------------------------------------------------------------------ */
+/* Non-consuming iterator                                             */
+/* ------------------------------------------------------------------ */
+
+/*
+ * An iterator walks a snapshot: from the consumer's read position (the
+ * reader page, or the head page if the reader page is used up) through the
+ * ring up to where the commit was when the iterator started. Recording is
+ * off while it exists, so nothing in that range changes unless a consuming
+ * reader takes it: then the iterator ends (see rb_iter_valid()).
+ */
+struct rbn_iter {
+	struct rbn_cpu_buffer *cpu_buffer;
+	struct rbn_bpage *page;		/* current sub-buffer; NULL: the end */
+	unsigned long index;		/* offset of the next entry in data[] */
+	u64 stamp;			/* full time before that entry */
+	unsigned long nr_pages;		/* sub-buffers stepped onto */
+	struct rbn_bpage *commit_page;	/* the snapshot ends on this page */
+	unsigned long commit;		/* ... at this offset */
+	/* What the consumer looked like at the snapshot. */
+	struct rbn_bpage *cache_reader;
+	unsigned long cache_read;
+	unsigned long cache_entries;
+	struct rbn_event *event;	/* copy of the current event */
+};
+
+/* Under the reader lock: start at the consumer's position. */
+static void rb_iter_snapshot(struct rbn_iter *iter)
+{
+	struct rbn_cpu_buffer *cpu_buffer = iter->cpu_buffer;
+	struct rbn_bpage *reader;
+
+	/* Brings in the head page if the reader page is used up. */
+	reader = rb_get_reader_page(cpu_buffer);
+	iter->commit_page = READ_ONCE(cpu_buffer->commit_page);
+	smp_rmb(); /* commit_page, then its commit */
+	iter->commit = rb_page_commit(iter->commit_page);
+	iter->cache_reader = cpu_buffer->reader_page;
+	iter->cache_read = cpu_buffer->read;
+	iter->cache_entries = local_read(&cpu_buffer->entries);
+	iter->nr_pages = 0;
+	iter->page = reader;
+	if (reader) {
+		iter->index = reader->read;
+		iter->stamp = cpu_buffer->read_stamp;
+	}
+}
+
+/* Under the reader lock: nothing was consumed or reset since the snapshot. */
+static bool rb_iter_valid(struct rbn_iter *iter)
+{
+	struct rbn_cpu_buffer *cpu_buffer = iter->cpu_buffer;
+
+	return cpu_buffer->reader_page == iter->cache_reader &&
+	       cpu_buffer->read == iter->cache_read &&
+	       local_read(&cpu_buffer->entries) == iter->cache_entries;
+}
+
+/*
+ * Under the reader lock: the data event at the iterator, or NULL at the
+ * end. Time extends, absolute stamps and paddings on the way are applied
+ * to the stamp and skipped, as the consuming reader does.
+ */
+static struct rbn_event *rb_iter_event(struct rbn_iter *iter)
+{
+	struct rbn_cpu_buffer *cpu_buffer = iter->cpu_buffer;
+	struct rbn_event *event;
+	unsigned long end, len;
+	struct rbn_bpage *next;
+
+	if (iter->page && !rb_iter_valid(iter))
+		iter->page = NULL;
+
+	while (iter->page) {
+		end = iter->page == iter->commit_page ? iter->commit :
+			rb_page_commit(iter->page);
+		if (iter->index >= end) {
+			if (iter->page == iter->commit_page)
+				break;
+			next = rb_next_page(iter->page);
+			/* The snapshot is at most the ring plus the reader page. */
+			if (RBN_WARN_ON(!next ||
+					++iter->nr_pages > cpu_buffer->nr_pages))
+				break;
+			iter->page = next;
+			iter->index = 0;
+			iter->stamp = READ_ONCE(next->page->time_stamp);
+			continue;
+		}
+		event = (struct rbn_event *)(iter->page->page->data + iter->index);
+		if (rb_null_event(event)) {
+			/* The end of the page's events. */
+			iter->index = end;
+			continue;
+		}
+		len = rb_event_length(event);
+		if (RBN_WARN_ON(iter->index + len > end))
+			break;
+		switch (event->type_len) {
+		case RBN_TYPE_PADDING:
+			break;
+		case RBN_TYPE_TIME_EXTEND:
+			iter->stamp += rb_event_time_stamp(event);
+			break;
+		case RBN_TYPE_TIME_STAMP:
+			iter->stamp = rbn_fix_abs_ts(rb_event_time_stamp(event),
+						     iter->stamp);
+			break;
+		default:
+			return event;
+		}
+		iter->index += len;
+	}
+	iter->page = NULL;
+	return NULL;
+}
+
+/**
+ * rbn_iter_start - start reading a CPU's events without consuming them
+ * @buffer:	the buffer
+ * @cpu:	the CPU
+ *
+ * Turns recording off (for every CPU: the buffer has one switch, as
+ * rbn_record_disable()) and waits for writers in progress, so may sleep;
+ * rbn_iter_finish() turns it back on. The iterator covers the events that
+ * were unread at this point. A consuming reader of @cpu (rbn_peek(),
+ * rbn_consume(), rbn_read_page()) or a reset while the iterator exists ends
+ * it early: rbn_iter_peek() returns NULL from then on.
+ *
+ * Return: the iterator, or NULL for a bad CPU or no memory.
+ */
+struct rbn_iter *rbn_iter_start(struct rbn_buffer *buffer, int cpu)
+{
+	struct rbn_cpu_buffer *cpu_buffer = rb_reader_cpu(buffer, cpu);
+	unsigned long flags = 0;
+	struct rbn_iter *iter;
+
+	if (!cpu_buffer)
+		return NULL;
+	iter = rbn_port_zalloc(sizeof(*iter), cpu);
+	if (!iter)
+		return NULL;
+	/* The largest event fits a sub-buffer. */
+	iter->event = rbn_port_alloc_pages(buffer->order, cpu);
+	if (!iter->event) {
+		rbn_port_free(iter);
+		return NULL;
+	}
+	iter->cpu_buffer = cpu_buffer;
+
+	rb_quiesce(buffer);
+	rbn_reader_lock(&cpu_buffer->reader_lock, flags);
+	rb_iter_snapshot(iter);
+	rbn_reader_unlock(&cpu_buffer->reader_lock, flags);
+	return iter;
+}
+
+/**
+ * rbn_iter_reset - go back to the start of an iterator
+ * @iter:	the iterator
+ *
+ * Takes a new snapshot from the consumer's current position, which is the
+ * start of the old one unless a consumer read meanwhile.
+ */
+void rbn_iter_reset(struct rbn_iter *iter)
+{
+	struct rbn_cpu_buffer *cpu_buffer = iter->cpu_buffer;
+	unsigned long flags = 0;
+
+	rbn_reader_lock(&cpu_buffer->reader_lock, flags);
+	rb_iter_snapshot(iter);
+	rbn_reader_unlock(&cpu_buffer->reader_lock, flags);
+}
+
+/**
+ * rbn_iter_peek - the event at an iterator
+ * @iter:	the iterator
+ * @ts:		its time stamp, rebuilt as rbn_consume() does (may be NULL)
+ *
+ * Return: a copy of the event, valid until the next call on @iter, or
+ * NULL at the end of the snapshot.
+ */
+struct rbn_event *rbn_iter_peek(struct rbn_iter *iter, u64 *ts)
+{
+	struct rbn_cpu_buffer *cpu_buffer = iter->cpu_buffer;
+	struct rbn_event *event;
+	unsigned long flags = 0;
+
+	rbn_reader_lock(&cpu_buffer->reader_lock, flags);
+	event = rb_iter_event(iter);
+	if (event) {
+		/* A consumer may take the page away once we unlock. */
+		memcpy(iter->event, event, rb_event_length(event));
+		if (ts)
+			*ts = iter->stamp + event->time_delta;
+		event = iter->event;
+	}
+	rbn_reader_unlock(&cpu_buffer->reader_lock, flags);
+	return event;
+}
+
+/**
+ * rbn_iter_advance - move an iterator past its event
+ * @iter:	the iterator
+ *
+ * Nothing happens at the end of the snapshot.
+ */
+void rbn_iter_advance(struct rbn_iter *iter)
+{
+	struct rbn_cpu_buffer *cpu_buffer = iter->cpu_buffer;
+	struct rbn_event *event;
+	unsigned long flags = 0;
+
+	rbn_reader_lock(&cpu_buffer->reader_lock, flags);
+	event = rb_iter_event(iter);
+	if (event) {
+		iter->stamp += event->time_delta;
+		iter->index += rb_event_length(event);
+	}
+	rbn_reader_unlock(&cpu_buffer->reader_lock, flags);
+}
+
+/**
+ * rbn_iter_finish - free an iterator and undo its recording stop
+ * @iter:	the iterator, or NULL
+ */
+void rbn_iter_finish(struct rbn_iter *iter)
+{
+	struct rbn_buffer *buffer;
+
+	if (!iter)
+		return;
+	buffer = iter->cpu_buffer->buffer;
+	rb_unquiesce(buffer);
+	rbn_port_free_pages(iter->event, buffer->order);
+	rbn_port_free(iter);
+}

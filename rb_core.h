@@ -201,5 +201,17 @@ int rbn_read_page(struct rbn_buffer *buffer, int cpu, void **page,
 
 int rbn_cpu_stats(struct rbn_buffer *buffer, int cpu,
 		  struct rbn_cpu_stats *stats);
+bool rbn_cpu_percent_full(struct rbn_buffer *buffer, int cpu,
+			  unsigned int percent);
+bool rbn_cpu_subbuf_ready(struct rbn_buffer *buffer, int cpu);
+
+/* Reading without consuming; recording is off while an iterator exists. */
+struct rbn_iter;
+
+struct rbn_iter *rbn_iter_start(struct rbn_buffer *buffer, int cpu);
+void rbn_iter_reset(struct rbn_iter *iter);
+struct rbn_event *rbn_iter_peek(struct rbn_iter *iter, u64 *ts);
+void rbn_iter_advance(struct rbn_iter *iter);
+void rbn_iter_finish(struct rbn_iter *iter);
 
 #endif /* _RB_CORE_H */

@@ -2854,6 +2854,299 @@ static void t_bad_config(void)
 	}
 }
 
+/* ------------------------------------------------------------------ */
+/* 16. Non-consuming iterator and fill levels                          */
+/* ------------------------------------------------------------------ */
+
+/* One event as a reader saw it. */
+struct iev {
+	u64 ts;
+	u32 seq;
+	unsigned int len;
+};
+
+/* Everything a fresh iterator shows; -1 when it cannot start. */
+static int iter_collect(struct rbn_buffer *b, int cpu, struct iev *out,
+			unsigned int max)
+{
+	struct rbn_iter *it = rbn_iter_start(b, cpu);
+	struct rbn_event *ev;
+	unsigned int n = 0;
+	u64 ts;
+
+	if (!CHECK(it, "rbn_iter_start(cpu %d)", cpu))
+		return -1;
+	while (n < max && (ev = rbn_iter_peek(it, &ts))) {
+		out[n].ts = ts;
+		out[n].seq = rd32(rbn_event_data(ev));
+		out[n].len = rbn_event_data_length(ev);
+		rbn_iter_advance(it);
+		n++;
+	}
+	CHECK(n < max, "iterator did not end after %u events", n);
+	rbn_iter_finish(it);
+	return n;
+}
+
+static unsigned int consume_collect(struct rbn_buffer *b, int cpu,
+				    struct iev *out, unsigned int max)
+{
+	struct rbn_event *ev;
+	unsigned int n = 0;
+	u64 ts;
+
+	while (n < max && (ev = rbn_consume(b, cpu, &ts, NULL))) {
+		out[n].ts = ts;
+		out[n].seq = rd32(rbn_event_data(ev));
+		out[n].len = rbn_event_data_length(ev);
+		n++;
+	}
+	return n;
+}
+
+static unsigned int iev_diff(const struct iev *a, const struct iev *c,
+			     unsigned int n, const char *what)
+{
+	unsigned int i, bad = 0;
+
+	for (i = 0; i < n; i++) {
+		if (a[i].ts == c[i].ts && a[i].seq == c[i].seq &&
+		    a[i].len == c[i].len)
+			continue;
+		if (!bad++)
+			CHECK(0, "%s: event %u: iterator seq %u ts %" PRIu64
+			      " len %u, consumer seq %u ts %" PRIu64 " len %u",
+			      what, i, a[i].seq, a[i].ts, a[i].len, c[i].seq,
+			      c[i].ts, c[i].len);
+	}
+	return bad;
+}
+
+#define ITER_NEST_SEQ	100000U
+
+/*
+ * Write @nr events of assorted sizes with small gaps, gaps that need a
+ * time extend, and now and then an event nested at label B (an absolute
+ * stamp). Returns the number of events in the buffer.
+ */
+static unsigned int iter_fill(struct rbn_buffer *b, struct wlog *l,
+			      unsigned int nr, unsigned int *nr_nested)
+{
+	struct nest n = {
+		.label = RBN_LABEL_B, .count = 1, .ctx = 1, .len = 24,
+		.reserve = true,
+	};
+	unsigned int i, len;
+	u64 gap;
+
+	*nr_nested = 0;
+	for (i = 0; i < nr; i++) {
+		len = 4 + (i * 37) % 300;
+		if (i % 41 == 40)
+			gap = (1ULL << RBN_TS_SHIFT) + i;	/* extend */
+		else if (i == nr / 2)
+			gap = 1ULL << 40;			/* big extend */
+		else
+			gap = 3 + i % 7;
+		mock_now += gap;
+		if (i % 29 != 28) {
+			CHECK_Q(wr_log(b, l, len) == 0, "write %u", i);
+			continue;
+		}
+		/* Nested at B: the nested event gets an absolute stamp. */
+		n.done = 0;
+		n.seq = ITER_NEST_SEQ + i;
+		n.ts = mock_now + 50;
+		n.after = mock_now + 60;
+		rbn_test_set_hook(nest_hook, &n);
+		CHECK_Q(wr_log(b, l, len) == 0, "outer write %u", i);
+		rbn_test_set_hook(NULL, NULL);
+		mock_now += 60;
+		CHECK_Q(n.done == 1 && n.ret == 0 &&
+			(n.flags & RBN_EV_ABSOLUTE),
+			"nested write %u: done %d ret %d flags 0x%x", i,
+			n.done, n.ret, n.flags);
+		*nr_nested += n.done == 1 && n.ret == 0;
+	}
+	return l->n + *nr_nested;
+}
+
+static void iter_case(unsigned int order, bool overwrite)
+{
+	unsigned int max = 4096, nested, total, k, i, nr_top = 0;
+	struct rbn_buffer *b = mkbuf(overwrite ? 8 : 24, order, overwrite, 2);
+	struct iev *it = calloc(max, sizeof(*it));
+	struct iev *co = calloc(max, sizeof(*co));
+	struct rbn_cpu_stats st;
+	struct rbn_iter *iter;
+	struct wlog l;
+	int n, n2;
+	u64 ts;
+
+	if (!b || !it || !co)
+		goto out;
+	wlog_init(&l, max);
+	mock_now = 5000;
+
+	/* Empty: nothing, on either CPU. */
+	n = iter_collect(b, 0, it, max);
+	CHECK(n == 0, "empty buffer: %d events", n);
+	CHECK(!rbn_iter_start(b, 2) && !rbn_iter_start(b, -1), "bad CPU");
+
+	total = iter_fill(b, &l, overwrite ? 1500 : 240, &nested);
+	st = get_stats(b, 0);
+	if (overwrite)
+		total = st.entries;
+	CHECK(st.entries == total, "entries %" PRIu64 ", expected %u",
+	      st.entries, total);
+	CHECK(st.ts_extend > 2 && st.ts_abs >= nested && nested > 4,
+	      "ts_extend %" PRIu64 ", ts_abs %" PRIu64 " (nested %u)",
+	      st.ts_extend, st.ts_abs, nested);
+
+	/* Twice: the iterator consumes nothing. */
+	n = iter_collect(b, 0, it, max);
+	n2 = iter_collect(b, 0, co, max);
+	CHECK(n == (int)total && n2 == n, "iterator: %d then %d events, %u in the buffer",
+	      n, n2, total);
+	if (n == n2)
+		iev_diff(it, co, n, "second iteration");
+	CHECK(get_stats(b, 0).entries == total, "entries after iterating");
+
+	/* Events written at top level carry the time they were written at. */
+	for (i = 0, k = 0; n > 0 && i < (unsigned int)n; i++) {
+		if (it[i].seq >= ITER_NEST_SEQ)
+			continue;
+		while (k < l.n && l.w[k].seq != it[i].seq)
+			k++;
+		if (!CHECK_Q(k < l.n, "event seq %u not written", it[i].seq))
+			break;
+		CHECK_Q(it[i].ts == l.w[k].ts && it[i].len ==
+			ALIGN(l.w[k].len, RBN_ALIGNMENT),
+			"seq %u: ts %" PRIu64 " len %u, written at %" PRIu64
+			" len %u", it[i].seq, it[i].ts, it[i].len, l.w[k].ts,
+			l.w[k].len);
+		nr_top++;
+	}
+
+	/* Recording is off while an iterator exists. */
+	iter = rbn_iter_start(b, 1);
+	CHECK(iter && !rbn_record_is_on(b), "recording on with an iterator");
+	CHECK(wr(b, 16, 1) == -EBUSY, "write accepted with an iterator");
+	rbn_iter_finish(iter);
+	CHECK(rbn_record_is_on(b), "recording off after the iterator");
+
+	/* The consumer returns what the iterator showed... */
+	k = consume_collect(b, 0, co, 37);
+	CHECK(k == 37, "consumed %u", k);
+	iev_diff(it, co, k, "first events consumed");
+	/* ... and after a partial consume the iterator starts where it is. */
+	n = iter_collect(b, 0, co, max);
+	CHECK(n == (int)total - 37, "%d iterated after consuming 37", n);
+	if (n == (int)total - 37)
+		iev_diff(it + 37, co, n, "iterated after a partial consume");
+	n = iter_collect(b, 0, it, max);
+	k = consume_collect(b, 0, co, max);
+	CHECK(n == (int)k, "iterated %d, consumed %u", n, k);
+	if (n == (int)k)
+		iev_diff(it, co, k, "after a partial consume");
+
+	/* A page in progress: the iterator stops at the commit. */
+	for (i = 0; i < 5; i++) {
+		mock_now += 7;
+		wr_log(b, &l, 20);
+	}
+	n = iter_collect(b, 0, it, max);
+	CHECK(n == 5 && it[4].ts == mock_now, "%d events on the page in progress", n);
+
+	/* Reset goes back to the start; a consumer ends the iterator. */
+	iter = rbn_iter_start(b, 0);
+	if (CHECK(iter, "start")) {
+		CHECK(rbn_iter_peek(iter, &ts) && ts == mock_now - 28, "first");
+		rbn_iter_advance(iter);
+		rbn_iter_advance(iter);
+		CHECK(rbn_iter_peek(iter, &ts) && ts == mock_now - 14, "third");
+		rbn_iter_reset(iter);
+		CHECK(rbn_iter_peek(iter, &ts) && ts == mock_now - 28,
+		      "first after reset");
+		CHECK(rbn_consume(b, 0, NULL, NULL), "consume");
+		CHECK(!rbn_iter_peek(iter, &ts), "iterator still going after a consume");
+		rbn_iter_advance(iter);
+		rbn_iter_finish(iter);
+	}
+	ktap_print("order %u %s: %u events (%u nested, %u checked against the writer), ts_extend %" PRIu64 ", ts_abs %" PRIu64,
+		   order, overwrite ? "overwrite" : "producer/consumer", total,
+		   nested, nr_top, st.ts_extend, st.ts_abs);
+	wlog_free(&l);
+out:
+	free(it);
+	free(co);
+	rbn_free(b);
+}
+
+static void t_iter(void)
+{
+	iter_case(0, false);
+	iter_case(1, false);
+	iter_case(0, true);
+}
+
+/* Fill levels and complete sub-buffers, as blocked readers see them. */
+static void t_fill_level(void)
+{
+	struct rbn_buffer *b = mkbuf(10, 0, false, 1);
+	unsigned int per_page, i;
+	void *page;
+	int ret;
+
+	if (!b)
+		return;
+	mock_now = 100;
+	CHECK(!rbn_cpu_percent_full(b, 0, 0) && !rbn_cpu_subbuf_ready(b, 0),
+	      "empty");
+	CHECK(!rbn_cpu_percent_full(b, 1, 0) && !rbn_cpu_subbuf_ready(b, 1),
+	      "bad CPU");
+	CHECK(wr(b, 60, 0) == 0, "write");
+	CHECK(rbn_cpu_percent_full(b, 0, 0), "one event: any data");
+	CHECK(!rbn_cpu_percent_full(b, 0, 50), "one event: 50%%");
+	CHECK(!rbn_cpu_subbuf_ready(b, 0), "one event: no complete page");
+
+	/* 64-byte events: fill 4 pages and start a fifth. */
+	per_page = DATA_BYTES(0) / 64;
+	for (i = 1; i < 4 * per_page + 1; i++)
+		wr(b, 60, i);
+	CHECK(rbn_cpu_subbuf_ready(b, 0), "complete pages");
+	CHECK(rbn_cpu_percent_full(b, 0, 50) && !rbn_cpu_percent_full(b, 0, 51),
+	      "4 pages + 1 of 10: 50%% yes, 51%% no");
+	CHECK(rbn_cpu_percent_full(b, 0, 0), "any data");
+
+	/* Half a page read: still complete, a full read fails, a partial works. */
+	for (i = 0; i < per_page / 2; i++)
+		rbn_consume(b, 0, NULL, NULL);
+	CHECK(rbn_cpu_subbuf_ready(b, 0), "partly read page");
+	page = rbn_alloc_read_page(b, 0);
+	ret = rbn_read_page(b, 0, &page, rbn_subbuf_size(b), true);
+	CHECK(ret == -EAGAIN, "full read of a partly read page: %d", ret);
+	ret = rbn_read_page(b, 0, &page, rbn_subbuf_size(b), false);
+	/* The rest of the page comes with its end padding. */
+	CHECK(ret == (int)(DATA_BYTES(0) - per_page / 2 * 64), "rest: %d", ret);
+	/* Three whole pages, then the one being written. */
+	for (i = 0; i < 3; i++) {
+		CHECK(rbn_cpu_subbuf_ready(b, 0), "page %u ready", i);
+		ret = rbn_read_page(b, 0, &page, rbn_subbuf_size(b), true);
+		CHECK(ret == (int)(per_page * 64), "full page %u: %d", i, ret);
+	}
+	CHECK(!rbn_cpu_subbuf_ready(b, 0), "page in progress");
+	CHECK(rbn_cpu_percent_full(b, 0, 0), "page in progress: any data");
+	ret = rbn_read_page(b, 0, &page, rbn_subbuf_size(b), false);
+	CHECK(ret == 64, "last event: %d", ret);
+	CHECK(!rbn_cpu_percent_full(b, 0, 0) && !rbn_cpu_subbuf_ready(b, 0),
+	      "all read");
+	ktap_print("%u events per page; 50%% reached at 4 pages + 1 of 10",
+		   per_page);
+	rbn_free_read_page(b, 0, page);
+	rbn_free(b);
+}
+
 static void t_no_warnings(void)
 {
 	ktap_print("rbn_user_warnings %lu", rbn_user_warnings);
@@ -2901,6 +3194,8 @@ static const struct tcase cases[] = {
 	{ "read_page_short_len", t_read_page_short_len },
 	{ "multi_cpu", t_multi_cpu },
 	{ "bad_config", t_bad_config },
+	{ "iter", t_iter },
+	{ "fill_level", t_fill_level },
 	{ "no_warnings", t_no_warnings },
 };
 
