@@ -1,0 +1,60 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * rbnest module internals shared by its files:
+ *
+ *   rb_module.c   parameters, load/unload, debugfs control files
+ *   rb_pipe.c     trace_pipe_raw (read, splice, poll), trace, trace_pipe
+ *   rb_writers.c  the writers: tracepoints, kprobes, load generator
+ *   rb_inject.c   the "inject" file: nested writes at write-path labels
+ *   rb_bench.c    the "bench" file: rbnest against the kernel ring buffer
+ */
+#ifndef _RB_MODULE_H
+#define _RB_MODULE_H
+
+#include <linux/debugfs.h>
+#include <linux/types.h>
+
+#include "rb_core.h"
+#include "rbn_events.h"
+
+/* Every debugfs file of rbnest is root-only. */
+#define RBN_MODE_RO	0400
+#define RBN_MODE_RW	0600
+#define RBN_MODE_WO	0200
+
+/* The one buffer of the module; valid from load to unload. */
+extern struct rbn_buffer *rbn_buf;
+
+/* Percent of a CPU buffer that must be full before a blocked reader wakes. */
+extern unsigned int rbn_buffer_percent;
+
+/* rb_module.c */
+void rbn_buffer_reset(void);
+struct dentry *rbn_debugfs_cpu_dir(int cpu);
+
+/* rb_pipe.c */
+int rbn_pipe_init(struct dentry *root);
+void rbn_pipe_exit(void);
+void rbn_pipe_wake_all(void);
+void rbn_pipe_commit_notify(int cpu);
+bool rbn_pipe_busy(void);
+
+/* rb_writers.c */
+void rbn_emit(enum rbn_source src, u64 arg);
+void rbn_writers_reset_seq(void);
+int rbn_writers_init(struct dentry *root, const char *sources);
+void rbn_writers_exit(void);
+
+/* rb_inject.c */
+typedef void (*rbn_hook_fn)(struct rbn_buffer *buffer, int cpu, int label,
+			    void *arg);
+int rbn_hook_install(rbn_hook_fn fn, void *arg);
+void rbn_hook_remove(void);
+int rbn_inject_init(struct dentry *root);
+void rbn_inject_exit(void);
+
+/* rb_bench.c */
+int rbn_bench_init(struct dentry *root);
+void rbn_bench_exit(void);
+
+#endif /* _RB_MODULE_H */

@@ -1,0 +1,1197 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * rbnest readers: the debugfs files that take data out of the buffer.
+ *
+ *   per_cpu/cpuN/trace_pipe_raw  whole sub-buffer images of one CPU, by
+ *				  read() or by splice() (zero copy for
+ *				  order 0 sub-buffers)
+ *   trace_pipe			  text, all CPUs merged by time, consuming
+ *   trace			  text, all CPUs merged by time, not
+ *				  consuming; a write resets the buffer
+ *
+ * Blocking and waking. A writer calls rbn_pipe_commit_notify() after each
+ * commit, in any context up to NMI. With nobody waiting on its CPU that is
+ * one load of a per-CPU word. Otherwise it queues the CPU's irq_work, which
+ * wakes the waiters once their condition holds: the buffer_percent
+ * watermark for trace_pipe_raw, any data for trace_pipe. The irq_work is a
+ * normal one: in hard interrupt context on !PREEMPT_RT, in the irq_work
+ * thread on PREEMPT_RT, where a wait queue's lock may sleep. The writer
+ * side has no barrier, so a waiter can miss the last commit before a quiet
+ * spell: blocked readers look again every RBN_RECHECK_JIFFIES.
+ *
+ * When tracing stops (tracing_on 0) or the buffer is reset (reset file,
+ * clock change, a write to "trace"), rb_module.c calls
+ * rbn_pipe_wake_all(). A trace_pipe_raw reader then returns what there is,
+ * partly written sub-buffers too, and 0 (end of file) when nothing is
+ * left: for as long as tracing is off, or once after a reset of its CPU
+ * that happened while it was blocked. A trace_pipe reader returns 0 while
+ * tracing is off and nothing is left; a reset alone does not end it.
+ * Opening "trace" for reading stops recording too, but that is not
+ * "tracing stopped" for the readers: they keep waiting.
+ *
+ * Life time. Every file has .owner = THIS_MODULE, so an open file holds a
+ * reference on the module, and so does every sub-buffer spliced into a
+ * pipe until the pipe lets go of it (pipe buffer ->release). While either
+ * exists, delete_module() fails with -EWOULDBLOCK (EAGAIN, "Resource
+ * temporarily unavailable"; rmmod says the module "is in use"): a reader
+ * blocked in read() or splice() cannot make rmmod hang, and nothing user
+ * space holds is freed under it. rbn_pipe_exit() still sets a shutdown flag
+ * and wakes everybody first (readers then get -ENODEV), for the one case
+ * where files may be open at exit: a load that fails after
+ * rbn_pipe_init().
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/atomic.h>
+#include <linux/debugfs.h>
+#include <linux/fs.h>
+#include <linux/irq_work.h>
+#include <linux/kernel.h>
+#include <linux/math64.h>
+#include <linux/mm.h>
+#include <linux/module.h>
+#include <linux/mutex.h>
+#include <linux/pipe_fs_i.h>
+#include <linux/poll.h>
+#include <linux/sched.h>
+#include <linux/seq_file.h>
+#include <linux/slab.h>
+#include <linux/splice.h>
+#include <linux/time64.h>
+#include <linux/uaccess.h>
+#include <linux/wait.h>
+
+#include "rb_module.h"
+
+/* rbn_pipe_cpu.wake: somebody waits on trace_pipe_raw or trace_pipe. */
+#define RBN_WAKE_RAW		BIT(0)
+#define RBN_WAKE_TEXT		BIT(1)
+
+/* Blocked readers look at the buffer again this often on their own. */
+#define RBN_RECHECK_JIFFIES	(HZ / 4)
+
+/* Room for one event line and a line about lost events before it. */
+#define RBN_LINE_MAX		320
+
+/**
+ * struct rbn_pipe_cpu - the readers' state of one CPU
+ * @wake:	RBN_WAKE_*: read by every commit on the CPU, so it comes first
+ * @cpu:	the CPU
+ * @work:	queued by a commit when @wake is set; wakes the readers
+ * @wq:		trace_pipe_raw readers and pollers of the CPU
+ * @read_mutex:	serialises the consuming reads of the CPU done here, so
+ *		that an event trace_pipe formats cannot be taken away by a
+ *		page swap of trace_pipe_raw meanwhile
+ * @raw:	the trace_pipe_raw file
+ */
+struct rbn_pipe_cpu {
+	atomic_t wake;
+	int cpu;
+	struct irq_work work;
+	wait_queue_head_t wq;
+	struct mutex read_mutex;	/* see above */
+	struct dentry *raw;
+};
+
+static struct rbn_pipe_cpu *rbn_pipe_cpus;
+static int rbn_pipe_nr_cpus;
+static bool rbn_pipe_shutdown;
+
+/* Bumped by rbn_pipe_wake_all(): blocked readers look for a reset. */
+static atomic_t rbn_wake_gen = ATOMIC_INIT(0);
+
+/* trace_pipe readers and pollers. */
+static DECLARE_WAIT_QUEUE_HEAD(rbn_text_wq);
+
+/* For rbn_pipe_busy(): open trace_pipe_raw files, sub-buffers in pipes. */
+static atomic_t rbn_raw_open_count = ATOMIC_INIT(0);
+static atomic_t rbn_pages_out = ATOMIC_INIT(0);
+
+/* "trace" files open for reading: they stop recording, not tracing. */
+static atomic_t rbn_trace_pauses = ATOMIC_INIT(0);
+
+static struct dentry *rbn_trace_dentry;
+static struct dentry *rbn_trace_pipe_dentry;
+
+/* ------------------------------------------------------------------ */
+/* Waking                                                             */
+/* ------------------------------------------------------------------ */
+
+/* Tracing is off, or the buffer is being reset: readers stop waiting. */
+static bool rbn_pipe_stopped(void)
+{
+	return !rbn_record_is_on(rbn_buf) && !atomic_read(&rbn_trace_pauses);
+}
+
+static bool rbn_pipe_going(void)
+{
+	return READ_ONCE(rbn_pipe_shutdown);
+}
+
+static void rbn_pipe_irq_work(struct irq_work *work)
+{
+	struct rbn_pipe_cpu *pc = container_of(work, struct rbn_pipe_cpu, work);
+	int wake = atomic_read(&pc->wake);
+
+	if (wake & RBN_WAKE_TEXT) {
+		/* Every trace_pipe reader waits for any data. */
+		atomic_andnot(RBN_WAKE_TEXT, &pc->wake);
+		wake_up_all(&rbn_text_wq);
+	}
+	if (!(wake & RBN_WAKE_RAW))
+		return;
+	if (!wq_has_sleeper(&pc->wq)) {
+		/* The readers are gone. */
+		atomic_andnot(RBN_WAKE_RAW, &pc->wake);
+	} else if (rbn_cpu_percent_full(rbn_buf, pc->cpu,
+					READ_ONCE(rbn_buffer_percent))) {
+		atomic_andnot(RBN_WAKE_RAW, &pc->wake);
+		wake_up_all(&pc->wq);
+	}
+	/* Below the watermark: the flag stays, the next commit looks again. */
+}
+
+/**
+ * rbn_pipe_commit_notify - tell blocked readers that a CPU has new events
+ * @cpu:	the CPU whose buffer the event was committed to
+ *
+ * Called by the writers after every commit, in any context including NMI.
+ * Costs one load of a per-CPU word unless a reader waits on @cpu.
+ */
+void rbn_pipe_commit_notify(int cpu)
+{
+	struct rbn_pipe_cpu *pcs = READ_ONCE(rbn_pipe_cpus);
+
+	if (unlikely(!pcs || (unsigned int)cpu >= rbn_pipe_nr_cpus))
+		return;
+	if (likely(!atomic_read(&pcs[cpu].wake)))
+		return;
+	irq_work_queue(&pcs[cpu].work);
+}
+
+/**
+ * rbn_pipe_wake_all - wake every blocked or polling reader
+ *
+ * For rb_module.c when tracing stops, the buffer is reset, the clock or
+ * the watermark changes. The readers look at the buffer again: a
+ * trace_pipe_raw reader blocked across a reset of its CPU returns as if
+ * tracing had stopped. Process context.
+ */
+void rbn_pipe_wake_all(void)
+{
+	struct rbn_pipe_cpu *pcs = READ_ONCE(rbn_pipe_cpus);
+	int cpu;
+
+	if (!pcs)
+		return;
+	atomic_inc(&rbn_wake_gen);
+	for (cpu = 0; cpu < rbn_pipe_nr_cpus; cpu++)
+		wake_up_all(&pcs[cpu].wq);
+	wake_up_all(&rbn_text_wq);
+}
+
+/**
+ * rbn_pipe_busy - whether readers hold sub-buffers of the buffer
+ *
+ * Return: true while a trace_pipe_raw file is open or a sub-buffer spliced
+ * out of one is still in a pipe.
+ */
+bool rbn_pipe_busy(void)
+{
+	return atomic_read(&rbn_raw_open_count) ||
+	       atomic_read(&rbn_pages_out);
+}
+
+/* ------------------------------------------------------------------ */
+/* Text of an event, for trace and trace_pipe                         */
+/* ------------------------------------------------------------------ */
+
+static const char * const rbn_ctx_names[] = {
+	[RBN_CTX_TASK]		= "task",
+	[RBN_CTX_SOFTIRQ]	= "softirq",
+	[RBN_CTX_HARDIRQ]	= "hardirq",
+	[RBN_CTX_NMI]		= "nmi",
+};
+
+static const char * const rbn_src_names[] = {
+	[RBN_SRC_TEST]		= "test",
+	[RBN_SRC_TASK]		= "task",
+	[RBN_SRC_HRTIMER]	= "hrtimer",
+	[RBN_SRC_SOFTIRQ]	= "softirq",
+	[RBN_SRC_IRQ_WORK]	= "irq_work",
+	[RBN_SRC_NMI]		= "nmi",
+	[RBN_SRC_TRACEPOINT]	= "tracepoint",
+	[RBN_SRC_KPROBE]	= "kprobe",
+	[RBN_SRC_INJECT]	= "inject",
+};
+
+static const struct {
+	unsigned int flag;
+	const char *name;
+} rbn_ev_flag_names[] = {
+	{ RBN_EV_FAST,		"fast" },
+	{ RBN_EV_ABSOLUTE,	"abs" },
+	{ RBN_EV_SLOW,		"slow" },
+	{ RBN_EV_ZERO_DELTA,	"zero" },
+	{ RBN_EV_EXTEND,	"extend" },
+	{ RBN_EV_PAGE_START,	"start" },
+};
+
+#define RBN_TEXT_HEADER							\
+	"#                 _-----=> irqs-off\n"				\
+	"#                / _----=> need-resched (not recorded)\n"	\
+	"#               | / _---=> hardirq/softirq/nmi\n"		\
+	"#               || / _--=> preempt-depth\n"			\
+	"#               ||| /\n"						\
+	"#     PID  CPU  ||||    TIMESTAMP      EVENT\n"		\
+	"#       |   |   ||||        |            |\n"
+
+static const char *rbn_name(const char * const *names, unsigned int nr,
+			    unsigned int i)
+{
+	return i < nr && names[i] ? names[i] : "?";
+}
+
+/* The writer's RBN_EV_* flags as "fast|extend", "-" for none. */
+static void rbn_ev_flags_text(char *buf, size_t size, unsigned int flags)
+{
+	size_t len = 0;
+	unsigned int i;
+
+	buf[0] = '\0';
+	for (i = 0; i < ARRAY_SIZE(rbn_ev_flag_names); i++) {
+		if (!(flags & rbn_ev_flag_names[i].flag))
+			continue;
+		len += scnprintf(buf + len, size - len, "%s%s", len ? "|" : "",
+				 rbn_ev_flag_names[i].name);
+		flags &= ~rbn_ev_flag_names[i].flag;
+	}
+	if (flags)
+		len += scnprintf(buf + len, size - len, "%s%#x", len ? "|" : "",
+				 flags);
+	if (!len)
+		scnprintf(buf, size, "-");
+}
+
+/*
+ * One line for an event at @ts of @cpu's buffer, as ftrace's text shows
+ * the common fields: pid, CPU, the irqs-off / need-resched /
+ * hardirq-softirq / preempt-depth columns, the time; then the fields of
+ * rbnest:sample. The time is the one rebuilt from the buffer, in seconds
+ * and nanoseconds of the buffer's clock.
+ */
+static int rbn_format_event(char *buf, size_t size, int cpu, u64 ts,
+			    struct rbn_event *event)
+{
+	unsigned int len = rbn_event_data_length(event);
+	bool hardirq, softirq, nmi;
+	char hardsoft, preempt;
+	struct rbn_sample s;
+	char evflags[48];
+	u64 sec;
+	u32 nsec;
+
+	sec = div_u64_rem(ts, NSEC_PER_SEC, &nsec);
+	if (len < sizeof(s))
+		return scnprintf(buf, size,
+				 "%9s [%03d] .... %6llu.%09u: unknown: len=%u\n",
+				 "-", cpu, sec, nsec, len);
+	/* The payload is 4-byte aligned only. */
+	memcpy(&s, rbn_event_data(event), sizeof(s));
+	if (s.common_type != RBN_EVENT_SAMPLE_ID)
+		return scnprintf(buf, size,
+				 "%9d [%03d] .... %6llu.%09u: unknown: type=%u len=%u\n",
+				 s.common_pid, cpu, sec, nsec, s.common_type,
+				 len);
+
+	hardirq = s.common_flags & RBN_FLAG_HARDIRQ;
+	softirq = s.common_flags & RBN_FLAG_SOFTIRQ;
+	nmi = s.common_flags & RBN_FLAG_NMI;
+	hardsoft = (nmi && hardirq) ? 'Z' : nmi ? 'z' :
+		   (hardirq && softirq) ? 'H' : hardirq ? 'h' :
+		   softirq ? 's' : '.';
+	preempt = (s.common_preempt_count & 0xf) ?
+		  hex_asc[s.common_preempt_count & 0xf] : '.';
+	rbn_ev_flags_text(evflags, sizeof(evflags), s.flags);
+
+	return scnprintf(buf, size,
+			 "%9d [%03d] %c.%c%c %6llu.%09u: sample: seq=%llu ctx=%s depth=%u src=%s flags=%s arg=%llu\n",
+			 s.common_pid, cpu,
+			 (s.common_flags & RBN_FLAG_IRQS_OFF) ? 'd' : '.',
+			 hardsoft, preempt, sec, nsec, s.seq,
+			 rbn_name(rbn_ctx_names, ARRAY_SIZE(rbn_ctx_names),
+				  s.context),
+			 s.depth,
+			 rbn_name(rbn_src_names, ARRAY_SIZE(rbn_src_names),
+				  s.source),
+			 evflags, s.arg);
+}
+
+/* ------------------------------------------------------------------ */
+/* per_cpu/cpuN/trace_pipe_raw                                        */
+/* ------------------------------------------------------------------ */
+
+/**
+ * struct rbn_raw - one open trace_pipe_raw file
+ * @pc:		its CPU
+ * @lock:	serialises read() and splice() on the file (@spare)
+ * @spare:	the page rbn_read_page() fills; a page spliced out is
+ *		replaced by a new one
+ * @cpage:	order > 0: the compound page the next splice copies into
+ * @pending:	@spare holds a sub-buffer a read() could not copy out
+ */
+struct rbn_raw {
+	struct rbn_pipe_cpu *pc;
+	struct mutex lock;		/* read() and splice() */
+	void *spare;
+	struct page *cpage;
+	bool pending;
+};
+
+/*
+ * Wait until the watermark (and, for splice, a whole sub-buffer), the end
+ * of tracing, or a rbn_pipe_wake_all() after @gen.
+ */
+static bool rbn_raw_ready(struct rbn_pipe_cpu *pc, bool splice, int gen)
+{
+	atomic_or(RBN_WAKE_RAW, &pc->wake);
+	/* The flag before the buffer, against the commits' notify. */
+	smp_mb__after_atomic();
+	if (rbn_pipe_going() || rbn_pipe_stopped() ||
+	    atomic_read(&rbn_wake_gen) != gen)
+		return true;
+	if (!rbn_cpu_percent_full(rbn_buf, pc->cpu,
+				  READ_ONCE(rbn_buffer_percent)))
+		return false;
+	return !splice || rbn_cpu_subbuf_ready(rbn_buf, pc->cpu);
+}
+
+/**
+ * struct rbn_raw_waiter - a trace_pipe_raw reader waiting for data
+ * @gen:	rbn_wake_gen when the reader last looked at the buffer
+ * @stats:	the CPU's counters before the first wait, if @have_stats
+ * @have_stats:	@stats is valid
+ * @reset:	the CPU was reset since then: stop waiting
+ */
+struct rbn_raw_waiter {
+	int gen;
+	struct rbn_cpu_stats stats;
+	bool have_stats;
+	bool reset;
+};
+
+/* Sleep until there may be something to do; 0 or -ERESTARTSYS. */
+static int rbn_raw_wait(struct rbn_pipe_cpu *pc, bool splice,
+			struct rbn_raw_waiter *w)
+{
+	struct rbn_cpu_stats now;
+	long ret;
+
+	if (!w->have_stats)
+		w->have_stats = !rbn_cpu_stats(rbn_buf, pc->cpu, &w->stats);
+	ret = wait_event_interruptible_timeout(pc->wq,
+					       rbn_raw_ready(pc, splice, w->gen),
+					       RBN_RECHECK_JIFFIES);
+	if (ret < 0)
+		return ret;
+	/* Only a reset takes these counters back. */
+	if (atomic_read(&rbn_wake_gen) != w->gen && w->have_stats &&
+	    !rbn_cpu_stats(rbn_buf, pc->cpu, &now) &&
+	    (now.written < w->stats.written || now.read < w->stats.read))
+		w->reset = true;
+	return 0;
+}
+
+/* One sub-buffer into raw->spare; bytes of events or -EAGAIN, -ENOMEM. */
+static int rbn_raw_read_page(struct rbn_raw *raw, bool full)
+{
+	struct rbn_pipe_cpu *pc = raw->pc;
+	int ret;
+
+	if (!raw->spare) {
+		raw->spare = rbn_alloc_read_page(rbn_buf, pc->cpu);
+		if (!raw->spare)
+			return -ENOMEM;
+	}
+	mutex_lock(&pc->read_mutex);
+	ret = rbn_read_page(rbn_buf, pc->cpu, &raw->spare,
+			    rbn_subbuf_size(rbn_buf), full);
+	mutex_unlock(&pc->read_mutex);
+	return ret;
+}
+
+static int rbn_raw_open(struct inode *inode, struct file *file)
+{
+	struct rbn_raw *raw;
+
+	raw = kzalloc(sizeof(*raw), GFP_KERNEL);
+	if (!raw)
+		return -ENOMEM;
+	raw->pc = inode->i_private;
+	mutex_init(&raw->lock);
+	file->private_data = raw;
+	atomic_inc(&rbn_raw_open_count);
+	return nonseekable_open(inode, file);
+}
+
+static int rbn_raw_release(struct inode *inode, struct file *file)
+{
+	struct rbn_raw *raw = file->private_data;
+
+	rbn_free_read_page(rbn_buf, raw->pc->cpu, raw->spare);
+	if (raw->cpage)
+		__free_pages(raw->cpage, compound_order(raw->cpage));
+	mutex_destroy(&raw->lock);
+	kfree(raw);
+	atomic_dec(&rbn_raw_open_count);
+	return 0;
+}
+
+/*
+ * read(): one whole sub-buffer image of rbn_subbuf_size() bytes per call,
+ * zero after its events; @cnt must be at least that (-EINVAL). A blocking
+ * read waits for the watermark, then returns the oldest sub-buffer even
+ * if the writer is still on it; O_NONBLOCK returns whatever there is, or
+ * -EAGAIN.
+ */
+static ssize_t rbn_raw_read(struct file *file, char __user *ubuf,
+			    size_t cnt, loff_t *ppos)
+{
+	struct rbn_raw *raw = file->private_data;
+	unsigned int size = rbn_subbuf_size(rbn_buf);
+	bool nonblock = file->f_flags & O_NONBLOCK;
+	struct rbn_raw_waiter w = { };
+	bool stopped;
+	ssize_t ret;
+
+	if (cnt < size)
+		return -EINVAL;
+	if (mutex_lock_interruptible(&raw->lock))
+		return -ERESTARTSYS;
+
+	while (!raw->pending) {
+		w.gen = atomic_read(&rbn_wake_gen);
+		stopped = w.reset || rbn_pipe_stopped();
+		if (nonblock || stopped ||
+		    rbn_cpu_percent_full(rbn_buf, raw->pc->cpu,
+					 READ_ONCE(rbn_buffer_percent))) {
+			ret = rbn_raw_read_page(raw, false);
+			if (ret >= 0) {
+				raw->pending = true;
+				break;
+			}
+			if (ret != -EAGAIN)
+				goto out_unlock;
+		}
+		if (rbn_pipe_going()) {
+			ret = -ENODEV;
+			goto out_unlock;
+		}
+		if (stopped) {
+			ret = 0;
+			goto out_unlock;
+		}
+		if (nonblock) {
+			ret = -EAGAIN;
+			goto out_unlock;
+		}
+		ret = rbn_raw_wait(raw->pc, false, &w);
+		if (ret)
+			goto out_unlock;
+	}
+
+	/* A failed copy keeps the sub-buffer for the next read. */
+	if (copy_to_user(ubuf, raw->spare, size)) {
+		ret = -EFAULT;
+		goto out_unlock;
+	}
+	raw->pending = false;
+	*ppos += size;
+	ret = size;
+
+out_unlock:
+	mutex_unlock(&raw->lock);
+	return ret;
+}
+
+/*
+ * A pipe buffer holding a sub-buffer: its own page reference (pages may be
+ * shared by tee()) and a module reference, both dropped on release.
+ */
+static void rbn_pipe_buf_release(struct pipe_inode_info *pipe,
+				 struct pipe_buffer *buf)
+{
+	__free_pages(buf->page, buf->private);
+	atomic_dec(&rbn_pages_out);
+	/* Last: the module may go as soon as this returns. */
+	module_put(THIS_MODULE);
+}
+
+static bool rbn_pipe_buf_get(struct pipe_inode_info *pipe,
+			     struct pipe_buffer *buf)
+{
+	if (!try_get_page(buf->page))
+		return false;
+	__module_get(THIS_MODULE);
+	atomic_inc(&rbn_pages_out);
+	return true;
+}
+
+/* No ->try_steal: the pages are not page cache pages to move anywhere. */
+static const struct pipe_buf_operations rbn_pipe_buf_ops = {
+	.release	= rbn_pipe_buf_release,
+	.get		= rbn_pipe_buf_get,
+};
+
+/*
+ * Move one sub-buffer into @pipe, which has room for it. Order 0: the page
+ * rbn_read_page() swapped out of the ring goes as it is. Higher orders: the
+ * core's pages are not compound pages, and the pipe code needs one for a
+ * buffer longer than a page (copy_page_to_iter(), get_page() of zero copy
+ * consumers), so the sub-buffer is copied into one.
+ */
+static int rbn_raw_splice_one(struct rbn_raw *raw,
+			      struct pipe_inode_info *pipe, bool full)
+{
+	unsigned int size = rbn_subbuf_size(rbn_buf);
+	unsigned int order = get_order(size);
+	struct pipe_buffer buf = { };
+	struct page *page;
+	ssize_t ret;
+
+	if (order && !raw->cpage) {
+		/* Before consuming anything: no data lost to a failure. */
+		raw->cpage = alloc_pages_node(cpu_to_node(raw->pc->cpu),
+					      GFP_KERNEL | __GFP_COMP |
+					      __GFP_NORETRY, order);
+		if (!raw->cpage)
+			return -ENOMEM;
+	}
+	if (!raw->pending) {
+		ret = rbn_raw_read_page(raw, full);
+		if (ret < 0)
+			return ret;
+	}
+	raw->pending = false;
+
+	if (!order || PageCompound(virt_to_page(raw->spare))) {
+		page = virt_to_page(raw->spare);
+		raw->spare = NULL;
+	} else {
+		page = raw->cpage;
+		raw->cpage = NULL;
+		memcpy(page_address(page), raw->spare, size);
+	}
+
+	buf.page = page;
+	buf.len = size;
+	buf.ops = &rbn_pipe_buf_ops;
+	buf.private = order;
+	__module_get(THIS_MODULE);
+	atomic_inc(&rbn_pages_out);
+	/* On failure add_to_pipe() releases the buffer: see above. */
+	ret = add_to_pipe(pipe, &buf);
+	return ret < 0 ? ret : 0;
+}
+
+/*
+ * splice(): like tracefs, page granular. *ppos must be a multiple of the
+ * sub-buffer size and @len at least one sub-buffer (else -EINVAL); @len is
+ * rounded down to whole sub-buffers. Each sub-buffer becomes one pipe
+ * buffer of rbn_subbuf_size() bytes. Only sub-buffers the writer has left
+ * are taken (a partly read one gives its rest), unless tracing stopped:
+ * then partly written ones too, and 0 once nothing is left. Blocking waits
+ * for the watermark and a whole sub-buffer; O_NONBLOCK or
+ * SPLICE_F_NONBLOCK return -EAGAIN instead.
+ */
+static ssize_t rbn_raw_splice_read(struct file *file, loff_t *ppos,
+				   struct pipe_inode_info *pipe, size_t len,
+				   unsigned int flags)
+{
+	struct rbn_raw *raw = file->private_data;
+	struct rbn_pipe_cpu *pc = raw->pc;
+	unsigned int size = rbn_subbuf_size(rbn_buf);
+	bool nonblock = (file->f_flags & O_NONBLOCK) ||
+			(flags & SPLICE_F_NONBLOCK);
+	struct rbn_raw_waiter w = { };
+	ssize_t total = 0;
+	bool stopped;
+	int ret;
+
+	if ((*ppos & (size - 1)) || len < size)
+		return -EINVAL;
+	len &= ~((size_t)size - 1);
+
+	if (mutex_lock_interruptible(&raw->lock))
+		return -ERESTARTSYS;
+	for (;;) {
+		w.gen = atomic_read(&rbn_wake_gen);
+		stopped = w.reset || rbn_pipe_stopped();
+		ret = -EAGAIN;
+		while (len && !pipe_full(pipe->head, pipe->tail,
+					 pipe->max_usage)) {
+			ret = rbn_raw_splice_one(raw, pipe, !stopped);
+			/* The final rest of a sub-buffer read in part. */
+			if (ret == -EAGAIN && !stopped &&
+			    rbn_cpu_subbuf_ready(rbn_buf, pc->cpu))
+				ret = rbn_raw_splice_one(raw, pipe, false);
+			if (ret)
+				break;
+			total += size;
+			len -= size;
+			*ppos += size;
+		}
+		if (total || ret != -EAGAIN)
+			break;
+		if (rbn_pipe_going()) {
+			ret = -ENODEV;
+			break;
+		}
+		if (stopped) {
+			ret = 0;
+			break;
+		}
+		/* A full pipe too: splice_file_to_pipe() makes room first. */
+		if (nonblock || !len ||
+		    pipe_full(pipe->head, pipe->tail, pipe->max_usage))
+			break;
+		ret = rbn_raw_wait(pc, true, &w);
+		if (ret)
+			break;
+	}
+	mutex_unlock(&raw->lock);
+	return total ? total : ret;
+}
+
+/* Readable: what a splice() would take, or the end of the data. */
+static __poll_t rbn_raw_poll(struct file *file, poll_table *wait)
+{
+	struct rbn_raw *raw = file->private_data;
+
+	poll_wait(file, &raw->pc->wq, wait);
+	if (READ_ONCE(raw->pending) ||
+	    rbn_raw_ready(raw->pc, true, atomic_read(&rbn_wake_gen)))
+		return EPOLLIN | EPOLLRDNORM;
+	return 0;
+}
+
+static const struct file_operations rbn_raw_fops = {
+	.owner		= THIS_MODULE,
+	.open		= rbn_raw_open,
+	.read		= rbn_raw_read,
+	.splice_read	= rbn_raw_splice_read,
+	.poll		= rbn_raw_poll,
+	.release	= rbn_raw_release,
+};
+
+/* ------------------------------------------------------------------ */
+/* trace_pipe                                                         */
+/* ------------------------------------------------------------------ */
+
+/**
+ * struct rbn_text - one open trace_pipe file
+ * @lock:	serialises read() on the file
+ * @buf:	lines consumed and not yet read, PAGE_SIZE bytes
+ * @len:	bytes in @buf
+ * @off:	bytes of @buf already read
+ */
+struct rbn_text {
+	struct mutex lock;		/* read() */
+	char *buf;
+	size_t len;
+	size_t off;
+};
+
+static bool rbn_text_ready(void)
+{
+	int cpu;
+
+	for (cpu = 0; cpu < rbn_pipe_nr_cpus; cpu++)
+		atomic_or(RBN_WAKE_TEXT, &rbn_pipe_cpus[cpu].wake);
+	/* The flags before the buffer, against the commits' notify. */
+	smp_mb__after_atomic();
+	if (rbn_pipe_going() || rbn_pipe_stopped())
+		return true;
+	for (cpu = 0; cpu < rbn_pipe_nr_cpus; cpu++)
+		if (rbn_cpu_percent_full(rbn_buf, cpu, 0))
+			return true;
+	return false;
+}
+
+/* The CPU whose next event is the oldest, or -1. */
+static int rbn_text_oldest_cpu(void)
+{
+	int cpu, best = -1;
+	u64 ts, best_ts = 0;
+
+	for (cpu = 0; cpu < rbn_pipe_nr_cpus; cpu++) {
+		if (!rbn_peek(rbn_buf, cpu, &ts, NULL))
+			continue;
+		if (best < 0 || ts < best_ts) {
+			best = cpu;
+			best_ts = ts;
+		}
+	}
+	return best;
+}
+
+/* Consume events, oldest first, into text->buf up to about @want bytes. */
+static void rbn_text_fill(struct rbn_text *text, size_t want)
+{
+	struct rbn_pipe_cpu *pc;
+	struct rbn_event *event;
+	unsigned long lost;
+	int cpu;
+	u64 ts;
+
+	want = min_t(size_t, want, PAGE_SIZE - RBN_LINE_MAX);
+	while (text->len < want) {
+		cpu = rbn_text_oldest_cpu();
+		if (cpu < 0)
+			break;
+		pc = &rbn_pipe_cpus[cpu];
+		mutex_lock(&pc->read_mutex);
+		event = rbn_consume(rbn_buf, cpu, &ts, &lost);
+		if (event && lost)
+			text->len += scnprintf(text->buf + text->len,
+					       PAGE_SIZE - text->len,
+					       "CPU:%d [LOST %lu EVENTS]\n",
+					       cpu, lost);
+		if (event)
+			text->len += rbn_format_event(text->buf + text->len,
+						      PAGE_SIZE - text->len,
+						      cpu, ts, event);
+		mutex_unlock(&pc->read_mutex);
+	}
+}
+
+static int rbn_text_open(struct inode *inode, struct file *file)
+{
+	struct rbn_text *text;
+
+	text = kzalloc(sizeof(*text), GFP_KERNEL);
+	if (!text)
+		return -ENOMEM;
+	text->buf = (char *)__get_free_page(GFP_KERNEL);
+	if (!text->buf) {
+		kfree(text);
+		return -ENOMEM;
+	}
+	mutex_init(&text->lock);
+	file->private_data = text;
+	return nonseekable_open(inode, file);
+}
+
+static int rbn_text_release(struct inode *inode, struct file *file)
+{
+	struct rbn_text *text = file->private_data;
+
+	free_page((unsigned long)text->buf);
+	mutex_destroy(&text->lock);
+	kfree(text);
+	return 0;
+}
+
+/*
+ * read(): one line per event, all CPUs merged by time, consumed. Blocks
+ * until any CPU has an event; O_NONBLOCK: -EAGAIN. A line that does not
+ * fit @cnt is kept for the next read.
+ */
+static ssize_t rbn_text_read(struct file *file, char __user *ubuf,
+			     size_t cnt, loff_t *ppos)
+{
+	struct rbn_text *text = file->private_data;
+	bool stopped;
+	ssize_t ret;
+	size_t n;
+
+	if (!cnt)
+		return 0;
+	if (mutex_lock_interruptible(&text->lock))
+		return -ERESTARTSYS;
+	while (text->off >= text->len) {
+		text->off = 0;
+		text->len = 0;
+		stopped = rbn_pipe_stopped();
+		rbn_text_fill(text, cnt);
+		if (text->len)
+			break;
+		if (rbn_pipe_going()) {
+			ret = -ENODEV;
+			goto out_unlock;
+		}
+		if (stopped) {
+			ret = 0;
+			goto out_unlock;
+		}
+		if (file->f_flags & O_NONBLOCK) {
+			ret = -EAGAIN;
+			goto out_unlock;
+		}
+		ret = wait_event_interruptible_timeout(rbn_text_wq,
+						       rbn_text_ready(),
+						       RBN_RECHECK_JIFFIES);
+		if (ret < 0)
+			goto out_unlock;
+	}
+
+	n = min(cnt, text->len - text->off);
+	if (copy_to_user(ubuf, text->buf + text->off, n)) {
+		ret = -EFAULT;
+		goto out_unlock;
+	}
+	text->off += n;
+	ret = n;
+
+out_unlock:
+	mutex_unlock(&text->lock);
+	return ret;
+}
+
+static __poll_t rbn_text_poll(struct file *file, poll_table *wait)
+{
+	struct rbn_text *text = file->private_data;
+
+	poll_wait(file, &rbn_text_wq, wait);
+	if (READ_ONCE(text->off) < READ_ONCE(text->len) || rbn_text_ready())
+		return EPOLLIN | EPOLLRDNORM;
+	return 0;
+}
+
+static const struct file_operations rbn_text_fops = {
+	.owner		= THIS_MODULE,
+	.open		= rbn_text_open,
+	.read		= rbn_text_read,
+	.poll		= rbn_text_poll,
+	.release	= rbn_text_release,
+};
+
+/* ------------------------------------------------------------------ */
+/* trace                                                              */
+/* ------------------------------------------------------------------ */
+
+enum rbn_peeked {
+	RBN_PEEK_UNKNOWN,
+	RBN_PEEK_EVENT,
+	RBN_PEEK_END,
+};
+
+/**
+ * struct rbn_trace - one "trace" file open for reading
+ * @iters:	an iterator per CPU; they stop recording
+ * @peeked:	what rbn_iter_peek() said last, per CPU (enum rbn_peeked)
+ * @ts:		the time stamp of the CPU's next event if RBN_PEEK_EVENT
+ * @cur:	the CPU of the oldest event, or -1 at the end
+ * @pos:	the record the iterators are at: 0 the header, N the Nth event
+ * @entries:	events in the buffer at open
+ * @written:	events written since the last reset, at open
+ * @line:	RBN_LINE_MAX bytes for a line
+ */
+struct rbn_trace {
+	struct rbn_iter **iters;
+	u8 *peeked;
+	u64 *ts;
+	int cur;
+	loff_t pos;
+	u64 entries;
+	u64 written;
+	char *line;
+};
+
+static void rbn_trace_free(struct rbn_trace *tr)
+{
+	int cpu;
+
+	for (cpu = 0; tr->iters && cpu < rbn_pipe_nr_cpus; cpu++)
+		rbn_iter_finish(tr->iters[cpu]);
+	kfree(tr->line);
+	kfree(tr->ts);
+	kfree(tr->peeked);
+	kfree(tr->iters);
+	kfree(tr);
+}
+
+/* Find the CPU with the oldest next event. */
+static void rbn_trace_pick(struct rbn_trace *tr)
+{
+	int cpu;
+
+	tr->cur = -1;
+	for (cpu = 0; cpu < rbn_pipe_nr_cpus; cpu++) {
+		if (tr->peeked[cpu] == RBN_PEEK_UNKNOWN)
+			tr->peeked[cpu] = rbn_iter_peek(tr->iters[cpu],
+							&tr->ts[cpu]) ?
+					  RBN_PEEK_EVENT : RBN_PEEK_END;
+		if (tr->peeked[cpu] != RBN_PEEK_EVENT)
+			continue;
+		if (tr->cur < 0 || tr->ts[cpu] < tr->ts[tr->cur])
+			tr->cur = cpu;
+	}
+}
+
+static void rbn_trace_rewind(struct rbn_trace *tr)
+{
+	int cpu;
+
+	for (cpu = 0; cpu < rbn_pipe_nr_cpus; cpu++) {
+		rbn_iter_reset(tr->iters[cpu]);
+		tr->peeked[cpu] = RBN_PEEK_UNKNOWN;
+	}
+	tr->pos = 0;
+}
+
+/* From record tr->pos to the next one; false at the end. */
+static bool rbn_trace_step(struct rbn_trace *tr)
+{
+	if (tr->pos) {
+		rbn_trace_pick(tr);
+		if (tr->cur < 0)
+			return false;
+		rbn_iter_advance(tr->iters[tr->cur]);
+		tr->peeked[tr->cur] = RBN_PEEK_UNKNOWN;
+	}
+	tr->pos++;
+	return true;
+}
+
+/* The record at *pos: SEQ_START_TOKEN for the header, else the state. */
+static void *rbn_trace_at(struct rbn_trace *tr, loff_t pos)
+{
+	if (pos < tr->pos)
+		rbn_trace_rewind(tr);
+	while (tr->pos < pos)
+		if (!rbn_trace_step(tr))
+			return NULL;
+	if (!pos)
+		return SEQ_START_TOKEN;
+	rbn_trace_pick(tr);
+	return tr->cur < 0 ? NULL : tr;
+}
+
+static void *rbn_trace_start(struct seq_file *m, loff_t *pos)
+{
+	return rbn_trace_at(m->private, *pos);
+}
+
+static void *rbn_trace_next(struct seq_file *m, void *v, loff_t *pos)
+{
+	++*pos;
+	return rbn_trace_at(m->private, *pos);
+}
+
+static void rbn_trace_stop(struct seq_file *m, void *v)
+{
+}
+
+static int rbn_trace_show(struct seq_file *m, void *v)
+{
+	struct rbn_trace *tr = m->private;
+	struct rbn_event *event;
+	u64 ts;
+
+	if (v == SEQ_START_TOKEN) {
+		seq_puts(m, "# rbnest\n#\n");
+		seq_printf(m, "# entries-in-buffer/entries-written: %llu/%llu   #P:%d\n#\n",
+			   tr->entries, tr->written, rbn_pipe_nr_cpus);
+		seq_puts(m, RBN_TEXT_HEADER);
+		return 0;
+	}
+	event = rbn_iter_peek(tr->iters[tr->cur], &ts);
+	if (!event)
+		return SEQ_SKIP;
+	rbn_format_event(tr->line, RBN_LINE_MAX, tr->cur, ts, event);
+	seq_puts(m, tr->line);
+	return 0;
+}
+
+static const struct seq_operations rbn_trace_seq_ops = {
+	.start	= rbn_trace_start,
+	.next	= rbn_trace_next,
+	.stop	= rbn_trace_stop,
+	.show	= rbn_trace_show,
+};
+
+static int rbn_trace_open_read(struct file *file)
+{
+	struct rbn_cpu_stats st;
+	struct rbn_trace *tr;
+	int cpu, ret = -ENOMEM;
+
+	tr = kzalloc(sizeof(*tr), GFP_KERNEL);
+	if (!tr)
+		return -ENOMEM;
+	tr->iters = kcalloc(rbn_pipe_nr_cpus, sizeof(*tr->iters), GFP_KERNEL);
+	tr->peeked = kcalloc(rbn_pipe_nr_cpus, sizeof(*tr->peeked),
+			     GFP_KERNEL);
+	tr->ts = kcalloc(rbn_pipe_nr_cpus, sizeof(*tr->ts), GFP_KERNEL);
+	tr->line = kmalloc(RBN_LINE_MAX, GFP_KERNEL);
+	if (!tr->iters || !tr->peeked || !tr->ts || !tr->line)
+		goto err_free_trace;
+
+	/* Before the iterators stop recording: this is no "tracing off". */
+	atomic_inc(&rbn_trace_pauses);
+	for (cpu = 0; cpu < rbn_pipe_nr_cpus; cpu++) {
+		tr->iters[cpu] = rbn_iter_start(rbn_buf, cpu);
+		if (!tr->iters[cpu])
+			goto err_unpause;
+		if (!rbn_cpu_stats(rbn_buf, cpu, &st)) {
+			tr->entries += st.entries;
+			tr->written += st.written;
+		}
+	}
+	tr->cur = -1;
+
+	ret = seq_open(file, &rbn_trace_seq_ops);
+	if (ret)
+		goto err_unpause;
+	((struct seq_file *)file->private_data)->private = tr;
+	return 0;
+
+err_unpause:
+	for (cpu = 0; cpu < rbn_pipe_nr_cpus; cpu++) {
+		rbn_iter_finish(tr->iters[cpu]);
+		tr->iters[cpu] = NULL;
+	}
+	atomic_dec(&rbn_trace_pauses);
+	rbn_pipe_wake_all();
+err_free_trace:
+	rbn_trace_free(tr);
+	return ret;
+}
+
+/*
+ * Open for reading: the text of every CPU's unread events, merged by time,
+ * not consumed; recording stays off until the file is closed. Open with
+ * O_TRUNC for writing ("> trace"): reset the buffer.
+ */
+static int rbn_trace_open(struct inode *inode, struct file *file)
+{
+	if ((file->f_mode & FMODE_WRITE) && (file->f_flags & O_TRUNC))
+		rbn_buffer_reset();
+	if (!(file->f_mode & FMODE_READ))
+		return 0;
+	return rbn_trace_open_read(file);
+}
+
+static int rbn_trace_release(struct inode *inode, struct file *file)
+{
+	struct seq_file *m;
+
+	if (!(file->f_mode & FMODE_READ))
+		return 0;
+	m = file->private_data;
+	rbn_trace_free(m->private);
+	atomic_dec(&rbn_trace_pauses);
+	/* Readers that waited while tracing was off see it now. */
+	rbn_pipe_wake_all();
+	return seq_release(inode, file);
+}
+
+/* Any write resets the buffer, whatever it says. */
+static ssize_t rbn_trace_write(struct file *file, const char __user *ubuf,
+			       size_t cnt, loff_t *ppos)
+{
+	rbn_buffer_reset();
+	*ppos += cnt;
+	return cnt;
+}
+
+static loff_t rbn_trace_lseek(struct file *file, loff_t offset, int whence)
+{
+	if (file->f_mode & FMODE_READ)
+		return seq_lseek(file, offset, whence);
+	file->f_pos = 0;
+	return 0;
+}
+
+static const struct file_operations rbn_trace_fops = {
+	.owner		= THIS_MODULE,
+	.open		= rbn_trace_open,
+	.read		= seq_read,
+	.write		= rbn_trace_write,
+	.llseek		= rbn_trace_lseek,
+	.release	= rbn_trace_release,
+};
+
+/* ------------------------------------------------------------------ */
+/* Setup                                                              */
+/* ------------------------------------------------------------------ */
+
+/**
+ * rbn_pipe_init - create the reader files
+ * @root:	the module's debugfs directory
+ *
+ * trace and trace_pipe go into @root, trace_pipe_raw into each directory
+ * rbn_debugfs_cpu_dir() returns. trace_pipe_raw is created "unsafe":
+ * debugfs's full proxy has no splice_read; the module reference of the
+ * open file keeps its operations alive instead.
+ *
+ * Return: 0 or -ENOMEM.
+ */
+int rbn_pipe_init(struct dentry *root)
+{
+	int nr = rbn_nr_cpus(rbn_buf), cpu;
+	struct rbn_pipe_cpu *pcs;
+	struct dentry *dir;
+
+	pcs = kcalloc(nr, sizeof(*pcs), GFP_KERNEL);
+	if (!pcs)
+		return -ENOMEM;
+	for (cpu = 0; cpu < nr; cpu++) {
+		pcs[cpu].cpu = cpu;
+		init_irq_work(&pcs[cpu].work, rbn_pipe_irq_work);
+		init_waitqueue_head(&pcs[cpu].wq);
+		mutex_init(&pcs[cpu].read_mutex);
+	}
+	WRITE_ONCE(rbn_pipe_shutdown, false);
+	rbn_pipe_nr_cpus = nr;
+	WRITE_ONCE(rbn_pipe_cpus, pcs);
+
+	for (cpu = 0; cpu < nr; cpu++) {
+		dir = rbn_debugfs_cpu_dir(cpu);
+		if (IS_ERR_OR_NULL(dir))
+			continue;
+		pcs[cpu].raw = debugfs_create_file_unsafe("trace_pipe_raw",
+							  RBN_MODE_RO, dir,
+							  &pcs[cpu],
+							  &rbn_raw_fops);
+	}
+	rbn_trace_dentry = debugfs_create_file("trace", RBN_MODE_RW, root,
+					       NULL, &rbn_trace_fops);
+	rbn_trace_pipe_dentry = debugfs_create_file("trace_pipe", RBN_MODE_RO,
+						    root, NULL,
+						    &rbn_text_fops);
+	return 0;
+}
+
+/**
+ * rbn_pipe_exit - remove the reader files
+ *
+ * The writers must be stopped. Wakes every reader first; see the top of
+ * this file for why none can be left at module unload.
+ */
+void rbn_pipe_exit(void)
+{
+	struct rbn_pipe_cpu *pcs = rbn_pipe_cpus;
+	int cpu;
+
+	if (!pcs)
+		return;
+	WRITE_ONCE(rbn_pipe_shutdown, true);
+	rbn_pipe_wake_all();
+
+	debugfs_remove(rbn_trace_pipe_dentry);
+	rbn_trace_pipe_dentry = NULL;
+	debugfs_remove(rbn_trace_dentry);
+	rbn_trace_dentry = NULL;
+	for (cpu = 0; cpu < rbn_pipe_nr_cpus; cpu++)
+		debugfs_remove(pcs[cpu].raw);
+
+	WRITE_ONCE(rbn_pipe_cpus, NULL);
+	for (cpu = 0; cpu < rbn_pipe_nr_cpus; cpu++) {
+		irq_work_sync(&pcs[cpu].work);
+		mutex_destroy(&pcs[cpu].read_mutex);
+	}
+	rbn_pipe_nr_cpus = 0;
+	kfree(pcs);
+}
