@@ -31,6 +31,7 @@ enum rbn_source {
 	RBN_SRC_NMI,
 	RBN_SRC_TRACEPOINT,
 	RBN_SRC_KPROBE,
+	RBN_SRC_INJECT,		/* nested write forced by the inject file */
 };
 
 /* ftrace's trace_entry flags in common_flags. */

@@ -1,0 +1,1399 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * rbnest writers: every event the module writes goes through rbn_emit().
+ *
+ * The sources, switched with the "sources" file or the "sources" module
+ * parameter:
+ *
+ *   task		per-CPU kthreads writing bursts in task context, with a
+ *			bounded duty cycle (gen_task_busy_us on, gen_task_idle_us
+ *			off) at the lowest priority
+ *   hrtimer		a per-CPU hrtimer expiring in hard interrupt context
+ *			(also on PREEMPT_RT) every gen_period_us
+ *   softirq		a per-CPU tasklet the hrtimer schedules
+ *   irq_work		a per-CPU hard irq_work the hrtimer queues
+ *   nmi		a self-NMI the hrtimer sends every gen_nmi_every
+ *			expiries (x86)
+ *   tp_irq		irq_handler_entry, irq_handler_exit
+ *   tp_softirq		softirq_entry, softirq_exit
+ *   tp_hrtimer		hrtimer_expire_entry
+ *   tp_local_timer	local_timer_entry (x86)
+ *   tp_nmi		nmi_handler
+ *   tp_sched		sched_switch
+ *   kprobes		the kprobes of the "kprobe_events" file
+ *
+ * softirq, irq_work and nmi are raised by the generator's hrtimer: it runs
+ * while any of hrtimer, softirq, irq_work, nmi is on, and writes its own
+ * event only when hrtimer is on.
+ *
+ * The arg field of an event: the per-CPU count of that source's runs for
+ * the generator, the kprobe's slot (its line in kprobe_events when they
+ * were added to an empty list) for kprobes, and for tracepoints
+ * enum rbn_tp_id << 32 | a value of the tracepoint: the irq for
+ * irq_handler_*, the vector for softirq_* and local_timer_entry, 0 for
+ * hrtimer_expire_entry, handled for nmi_handler and the next task's pid
+ * for sched_switch.
+ *
+ * Tracepoints are looked up by name (their symbols are not exported to
+ * modules); one that this kernel lacks makes its source unavailable, never
+ * a load failure. The generator follows CPU hotplug: the task writers are
+ * smpboot threads (parked while their CPU is offline) and the hrtimers
+ * live in a dynamic CPU hotplug state.
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/atomic.h>
+#include <linux/bitops.h>
+#include <linux/build_bug.h>
+#include <linux/cpu.h>
+#include <linux/cpuhotplug.h>
+#include <linux/ctype.h>
+#include <linux/debugfs.h>
+#include <linux/fs.h>
+#include <linux/hrtimer.h>
+#include <linux/interrupt.h>
+#include <linux/irq_work.h>
+#include <linux/kallsyms.h>
+#include <linux/kernel.h>
+#include <linux/kprobes.h>
+#include <linux/kthread.h>
+#include <linux/moduleparam.h>
+#include <linux/mutex.h>
+#include <linux/percpu.h>
+#include <linux/preempt.h>
+#include <linux/sched.h>
+#include <linux/sched/clock.h>
+#include <linux/seq_file.h>
+#include <linux/slab.h>
+#include <linux/smpboot.h>
+#include <linux/string.h>
+#include <linux/tracepoint.h>
+#include <linux/uaccess.h>
+
+/* Only for the prototypes of the probes, checked at build time. */
+#include <trace/events/irq.h>
+#include <trace/events/nmi.h>
+#include <trace/events/sched.h>
+#include <trace/events/timer.h>
+
+#ifdef CONFIG_X86_LOCAL_APIC
+#include <asm/apic.h>
+#include <asm/irq_vectors.h>
+#include <asm/nmi.h>
+#include <asm/trace/irq_vectors.h>
+#define RBN_HAVE_NMI	1
+#else
+#define RBN_HAVE_NMI	0
+#endif
+
+#include "rb_module.h"
+
+/* ------------------------------------------------------------------ */
+/* Parameters                                                         */
+/* ------------------------------------------------------------------ */
+
+#define RBN_PERIOD_MIN_US	20U
+#define RBN_PERIOD_MAX_US	1000000U
+#define RBN_BUSY_MIN_US		1U
+#define RBN_BUSY_MAX_US		100000U
+#define RBN_IDLE_MIN_US		10U
+#define RBN_IDLE_MAX_US		10000000U
+#define RBN_NMI_EVERY_MAX	1000000U
+
+static unsigned int gen_period_us = 200;
+module_param(gen_period_us, uint, 0644);
+MODULE_PARM_DESC(gen_period_us, "Generator hrtimer period in us, 20..1000000 (default 200); read when the hrtimer starts");
+
+static unsigned int gen_task_busy_us = 500;
+module_param(gen_task_busy_us, uint, 0644);
+MODULE_PARM_DESC(gen_task_busy_us, "Task writers: us of writing per burst, 1..100000 (default 500); read when the task source starts");
+
+static unsigned int gen_task_idle_us = 500;
+module_param(gen_task_idle_us, uint, 0644);
+MODULE_PARM_DESC(gen_task_idle_us, "Task writers: us of sleep after each burst, 10..10000000 (default 500); read when the task source starts");
+
+static unsigned int gen_nmi_every = 4;
+module_param(gen_nmi_every, uint, 0644);
+MODULE_PARM_DESC(gen_nmi_every, "Send a self-NMI every N generator hrtimer expiries, 1..1000000 (default 4); read when the nmi source starts");
+
+/* ------------------------------------------------------------------ */
+/* Sources                                                            */
+/* ------------------------------------------------------------------ */
+
+enum rbn_wsrc {
+	RBN_W_TASK,
+	RBN_W_HRTIMER,
+	RBN_W_SOFTIRQ,
+	RBN_W_IRQ_WORK,
+	RBN_W_NMI,
+	RBN_W_TP_IRQ,
+	RBN_W_TP_SOFTIRQ,
+	RBN_W_TP_HRTIMER,
+	RBN_W_TP_LOCAL_TIMER,
+	RBN_W_TP_NMI,
+	RBN_W_TP_SCHED,
+	RBN_W_KPROBES,
+	RBN_NR_WSRC,
+	RBN_W_NONE = RBN_NR_WSRC,	/* rbn_emit() from other files */
+};
+
+/* The sources that need the generator's hrtimer. */
+#define RBN_W_TIMER_MASK	(BIT(RBN_W_HRTIMER) | BIT(RBN_W_SOFTIRQ) | \
+				 BIT(RBN_W_IRQ_WORK) | BIT(RBN_W_NMI))
+
+/* The tracepoints; the id is the top half of the event's arg. */
+enum rbn_tp_id {
+	RBN_TP_IRQ_ENTRY,
+	RBN_TP_IRQ_EXIT,
+	RBN_TP_SOFTIRQ_ENTRY,
+	RBN_TP_SOFTIRQ_EXIT,
+	RBN_TP_HRTIMER_ENTRY,
+	RBN_TP_LOCAL_TIMER_ENTRY,
+	RBN_TP_NMI_HANDLER,
+	RBN_TP_SCHED_SWITCH,
+	RBN_NR_TPS
+};
+
+/**
+ * struct rbn_src - a switchable source of events
+ * @name:	its name in the sources file
+ * @tp_first:	first of its tracepoints (tracepoint sources)
+ * @nr_tps:	number of its tracepoints, 0 for the other sources
+ */
+struct rbn_src {
+	const char *name;
+	u8 tp_first;
+	u8 nr_tps;
+};
+
+static const struct rbn_src rbn_srcs[RBN_NR_WSRC] = {
+	[RBN_W_TASK]		= { "task" },
+	[RBN_W_HRTIMER]		= { "hrtimer" },
+	[RBN_W_SOFTIRQ]		= { "softirq" },
+	[RBN_W_IRQ_WORK]	= { "irq_work" },
+	[RBN_W_NMI]		= { "nmi" },
+	[RBN_W_TP_IRQ]		= { "tp_irq", RBN_TP_IRQ_ENTRY, 2 },
+	[RBN_W_TP_SOFTIRQ]	= { "tp_softirq", RBN_TP_SOFTIRQ_ENTRY, 2 },
+	[RBN_W_TP_HRTIMER]	= { "tp_hrtimer", RBN_TP_HRTIMER_ENTRY, 1 },
+	[RBN_W_TP_LOCAL_TIMER]	= { "tp_local_timer",
+				    RBN_TP_LOCAL_TIMER_ENTRY, 1 },
+	[RBN_W_TP_NMI]		= { "tp_nmi", RBN_TP_NMI_HANDLER, 1 },
+	[RBN_W_TP_SCHED]	= { "tp_sched", RBN_TP_SCHED_SWITCH, 1 },
+	[RBN_W_KPROBES]		= { "kprobes" },
+};
+
+/*
+ * Serialises the sources file, kprobe_events, the module parameter and
+ * unload: starting, stopping, adding and removing. Never taken by a writer
+ * or by a CPU hotplug callback.
+ */
+static DEFINE_MUTEX(rbn_writers_mutex);
+
+/* Sources on, sources this kernel has (rbn_writers_mutex). */
+static unsigned long rbn_src_on;
+static unsigned long rbn_src_avail;
+
+/* Set once unload began: the sources stay off. */
+static bool rbn_writers_dead;
+
+static struct dentry *rbn_sources_file;
+static struct dentry *rbn_kprobe_events_file;
+
+/* Events written, per CPU and source. */
+struct rbn_src_counts {
+	u64 events[RBN_NR_WSRC];
+};
+
+static DEFINE_PER_CPU(struct rbn_src_counts, rbn_src_counts);
+
+/* rbnest writers in progress on each CPU (nested ones included). */
+static DEFINE_PER_CPU(unsigned int, rbn_depth);
+
+/* Sequence number of the events of each CPU. */
+static DEFINE_PER_CPU(u64, rbn_seq);
+
+/* ------------------------------------------------------------------ */
+/* The writer                                                         */
+/* ------------------------------------------------------------------ */
+
+/* Every byte of a sample is written: no padding to leak. */
+static_assert(sizeof(struct rbn_sample) == 40);
+
+/* Preemption disables a writer adds before reading preempt_count(). */
+#define RBN_PC_OWN	(IS_ENABLED(CONFIG_PREEMPT_COUNT) ? 1U : 0U)
+
+/*
+ * Write one rbnest:sample. @pc_bias counts the preemption disables of the
+ * caller's own machinery (a tracepoint's) that ftrace would not show
+ * either. Runs in any context, NMI included: per-CPU state is changed only
+ * with this_cpu operations, which are single instructions on x86, and the
+ * core's recursion guard keeps a probe inside the write path out of the
+ * buffer.
+ */
+static __always_inline void rbn_write_sample(enum rbn_wsrc w,
+					     enum rbn_source src, u64 arg,
+					     unsigned int pc_bias)
+{
+	struct rbn_buffer *buf = rbn_buf;
+	struct rbn_event *event;
+	struct rbn_sample s;
+	unsigned int depth, pc;
+	u8 cflags = 0, ctx;
+	int cpu;
+
+	if (unlikely(!buf))
+		return;
+
+	preempt_disable_notrace();
+	depth = this_cpu_inc_return(rbn_depth);
+
+	/* The context of the caller, before the core adds its own. */
+	pc = preempt_count();
+	if (in_nmi()) {
+		ctx = RBN_CTX_NMI;
+		cflags |= RBN_FLAG_NMI;
+	} else if (in_hardirq()) {
+		ctx = RBN_CTX_HARDIRQ;
+	} else if (in_serving_softirq()) {
+		ctx = RBN_CTX_SOFTIRQ;
+	} else {
+		ctx = RBN_CTX_TASK;
+	}
+	if (pc & HARDIRQ_MASK)
+		cflags |= RBN_FLAG_HARDIRQ;
+	if (in_serving_softirq())
+		cflags |= RBN_FLAG_SOFTIRQ;
+	if (irqs_disabled())
+		cflags |= RBN_FLAG_IRQS_OFF;
+	pc = (pc & PREEMPT_MASK) - RBN_PC_OWN - pc_bias;
+
+	event = rbn_reserve(buf, sizeof(s));
+	if (unlikely(!event)) {
+		this_cpu_dec(rbn_depth);
+		goto out;
+	}
+
+	cpu = raw_smp_processor_id();
+	s.common_type = RBN_EVENT_SAMPLE_ID;
+	s.common_flags = cflags;
+	s.common_preempt_count = pc & 0xff;
+	s.common_pid = current->pid;
+	/* Events written on this CPU before this one. */
+	s.seq = this_cpu_inc_return(rbn_seq) - 1;
+	s.ts = rbn_event_ts(buf, event);
+	s.cpu = cpu;
+	s.context = ctx;
+	s.depth = min(depth, 255U);
+	s.source = src;
+	s.flags = rbn_event_flags(buf, event);
+	s.arg = arg;
+	/* The payload is only 4-byte aligned. */
+	memcpy(rbn_event_data(event), &s, sizeof(s));
+	rbn_commit(buf, event);
+	/* Done with the buffer: a writer nesting from here is not deeper. */
+	this_cpu_dec(rbn_depth);
+
+	if (w != RBN_W_NONE)
+		this_cpu_inc(rbn_src_counts.events[w]);
+	rbn_pipe_commit_notify(cpu);
+out:
+	preempt_enable_notrace();
+}
+
+/**
+ * rbn_writers_reset_seq - restart every CPU's sequence numbers at 0
+ *
+ * Called with recording off and no writer inside the buffer, right after
+ * the buffer was emptied: a sequence number counts the events written on
+ * its CPU before it, so a reader can tell events lost from events reset.
+ */
+void rbn_writers_reset_seq(void)
+{
+	int cpu;
+
+	for_each_possible_cpu(cpu)
+		per_cpu(rbn_seq, cpu) = 0;
+}
+
+/**
+ * rbn_emit - write one rbnest:sample event on this CPU
+ * @src:	where it comes from (enum rbn_source)
+ * @arg:	source specific value, stored in the event's arg field
+ *
+ * Runs in any context, NMI included, and takes no lock. An event the
+ * buffer refuses (recording off, full, a recursion) is dropped and counted
+ * by the core.
+ */
+void notrace rbn_emit(enum rbn_source src, u64 arg)
+{
+	rbn_write_sample(RBN_W_NONE, src, arg, 0);
+}
+
+static __always_inline void rbn_src_emit(enum rbn_wsrc w, enum rbn_source src,
+					 u64 arg)
+{
+	rbn_write_sample(w, src, arg, 0);
+}
+
+/* ------------------------------------------------------------------ */
+/* Tracepoints                                                        */
+/* ------------------------------------------------------------------ */
+
+/* The tracepoint called the probe with preemption disabled. */
+#define RBN_PC_TP	RBN_PC_OWN
+
+static __always_inline void rbn_tp_emit(enum rbn_wsrc w, enum rbn_tp_id id,
+					u32 val)
+{
+	rbn_write_sample(w, RBN_SRC_TRACEPOINT, (u64)id << 32 | val,
+			 RBN_PC_TP);
+}
+
+static void notrace rbn_tp_irq_entry(void *data, int irq,
+				     struct irqaction *action)
+{
+	rbn_tp_emit(RBN_W_TP_IRQ, RBN_TP_IRQ_ENTRY, irq);
+}
+
+static void notrace rbn_tp_irq_exit(void *data, int irq,
+				    struct irqaction *action, int ret)
+{
+	rbn_tp_emit(RBN_W_TP_IRQ, RBN_TP_IRQ_EXIT, irq);
+}
+
+static void notrace rbn_tp_softirq_entry(void *data, unsigned int vec_nr)
+{
+	rbn_tp_emit(RBN_W_TP_SOFTIRQ, RBN_TP_SOFTIRQ_ENTRY, vec_nr);
+}
+
+static void notrace rbn_tp_softirq_exit(void *data, unsigned int vec_nr)
+{
+	rbn_tp_emit(RBN_W_TP_SOFTIRQ, RBN_TP_SOFTIRQ_EXIT, vec_nr);
+}
+
+static void notrace rbn_tp_hrtimer_entry(void *data, struct hrtimer *hrtimer,
+					 ktime_t *now)
+{
+	rbn_tp_emit(RBN_W_TP_HRTIMER, RBN_TP_HRTIMER_ENTRY, 0);
+}
+
+static void notrace rbn_tp_local_timer_entry(void *data, int vector)
+{
+	rbn_tp_emit(RBN_W_TP_LOCAL_TIMER, RBN_TP_LOCAL_TIMER_ENTRY, vector);
+}
+
+static void notrace rbn_tp_nmi_handler(void *data, void *handler,
+				       s64 delta_ns, int handled)
+{
+	rbn_tp_emit(RBN_W_TP_NMI, RBN_TP_NMI_HANDLER, handled);
+}
+
+static void notrace rbn_tp_sched_switch(void *data, bool preempt,
+					struct task_struct *prev,
+					struct task_struct *next,
+					unsigned int prev_state)
+{
+	rbn_tp_emit(RBN_W_TP_SCHED, RBN_TP_SCHED_SWITCH, next->pid);
+}
+
+/*
+ * A probe must match its tracepoint's TP_PROTO exactly: compare it with
+ * the register_trace_<name>() the kernel's header declares, without
+ * referring to the (unexported) tracepoint itself.
+ */
+#define RBN_TP_PROTO_CHECK(tp, probe)					\
+	static_assert(__same_type(&register_trace_##tp,			\
+				  int (*)(typeof(probe) *, void *)),	\
+		      #probe " does not match the " #tp " tracepoint")
+
+RBN_TP_PROTO_CHECK(irq_handler_entry, rbn_tp_irq_entry);
+RBN_TP_PROTO_CHECK(irq_handler_exit, rbn_tp_irq_exit);
+RBN_TP_PROTO_CHECK(softirq_entry, rbn_tp_softirq_entry);
+RBN_TP_PROTO_CHECK(softirq_exit, rbn_tp_softirq_exit);
+RBN_TP_PROTO_CHECK(hrtimer_expire_entry, rbn_tp_hrtimer_entry);
+RBN_TP_PROTO_CHECK(nmi_handler, rbn_tp_nmi_handler);
+RBN_TP_PROTO_CHECK(sched_switch, rbn_tp_sched_switch);
+#ifdef CONFIG_X86_LOCAL_APIC
+RBN_TP_PROTO_CHECK(local_timer_entry, rbn_tp_local_timer_entry);
+#endif
+
+/**
+ * struct rbn_tp - a tracepoint a source attaches to
+ * @name:	the tracepoint's name
+ * @probe:	the probe
+ * @tp:		the tracepoint, NULL when this kernel has none of that name
+ */
+struct rbn_tp {
+	const char *name;
+	void *probe;
+	struct tracepoint *tp;
+};
+
+static struct rbn_tp rbn_tps[RBN_NR_TPS] = {
+	[RBN_TP_IRQ_ENTRY]	= { "irq_handler_entry", rbn_tp_irq_entry },
+	[RBN_TP_IRQ_EXIT]	= { "irq_handler_exit", rbn_tp_irq_exit },
+	[RBN_TP_SOFTIRQ_ENTRY]	= { "softirq_entry", rbn_tp_softirq_entry },
+	[RBN_TP_SOFTIRQ_EXIT]	= { "softirq_exit", rbn_tp_softirq_exit },
+	[RBN_TP_HRTIMER_ENTRY]	= { "hrtimer_expire_entry",
+				    rbn_tp_hrtimer_entry },
+	[RBN_TP_LOCAL_TIMER_ENTRY] = { "local_timer_entry",
+				       rbn_tp_local_timer_entry },
+	[RBN_TP_NMI_HANDLER]	= { "nmi_handler", rbn_tp_nmi_handler },
+	[RBN_TP_SCHED_SWITCH]	= { "sched_switch", rbn_tp_sched_switch },
+};
+
+static void rbn_tp_lookup(struct tracepoint *tp, void *priv)
+{
+	int i;
+
+	for (i = 0; i < RBN_NR_TPS; i++)
+		if (!rbn_tps[i].tp && !strcmp(tp->name, rbn_tps[i].name))
+			rbn_tps[i].tp = tp;
+}
+
+static int rbn_tp_source_start(enum rbn_wsrc w)
+{
+	const struct rbn_src *s = &rbn_srcs[w];
+	struct rbn_tp *t;
+	int i, ret;
+
+	for (i = 0; i < s->nr_tps; i++) {
+		t = &rbn_tps[s->tp_first + i];
+		ret = tracepoint_probe_register(t->tp, t->probe, NULL);
+		if (ret) {
+			pr_err("cannot attach to tracepoint %s: %d\n",
+			       t->name, ret);
+			goto err_unregister;
+		}
+	}
+	return 0;
+
+err_unregister:
+	while (i--) {
+		t = &rbn_tps[s->tp_first + i];
+		tracepoint_probe_unregister(t->tp, t->probe, NULL);
+	}
+	return ret;
+}
+
+/* The caller waits for running probes: tracepoint_synchronize_unregister(). */
+static void rbn_tp_source_stop(enum rbn_wsrc w)
+{
+	const struct rbn_src *s = &rbn_srcs[w];
+	struct rbn_tp *t;
+	int i;
+
+	for (i = 0; i < s->nr_tps; i++) {
+		t = &rbn_tps[s->tp_first + i];
+		WARN_ON_ONCE(tracepoint_probe_unregister(t->tp, t->probe,
+							 NULL));
+	}
+}
+
+/* ------------------------------------------------------------------ */
+/* Load generator: hrtimer, tasklet, irq_work, NMI                    */
+/* ------------------------------------------------------------------ */
+
+/* At most this many self-NMIs sent and not yet seen, per CPU. */
+#define RBN_NMI_MAX_PENDING	2
+
+/**
+ * struct rbn_gen_cpu - the generator of one CPU
+ * @timer:	hard interrupt hrtimer, pinned to the CPU
+ * @tasklet:	softirq source, scheduled by @timer
+ * @work:	hard irq_work source, queued by @timer
+ * @nmi_sent:	self-NMIs sent by @timer and not yet claimed by the handler
+ * @expiries:	@timer's expiries since the generator started
+ * @nmi_wait:	expiries since the last self-NMI
+ * @tasklet_runs: runs of @tasklet
+ * @work_runs:	runs of @work
+ * @nmis:	self-NMIs handled
+ * @task_events: events of the task writer
+ */
+struct rbn_gen_cpu {
+	struct hrtimer timer;
+	struct tasklet_struct tasklet;
+	struct irq_work work;
+	atomic_t nmi_sent;
+	u64 expiries;
+	unsigned int nmi_wait;
+	u64 tasklet_runs;
+	u64 work_runs;
+	u64 nmis;
+	u64 task_events;
+};
+
+static DEFINE_PER_CPU(struct rbn_gen_cpu, rbn_gen_cpus);
+
+/* Generator sources using the hrtimer (RBN_W_TIMER_MASK bits). */
+static unsigned long rbn_gen_mask;
+/* Settings taken from the parameters when the hrtimer / nmi start. */
+static u64 rbn_gen_period_ns;
+static unsigned int rbn_gen_nmi_every;
+/* The dynamic CPU hotplug state of the hrtimers, 0 when stopped. */
+static int rbn_gen_hp_state;
+static bool rbn_nmi_registered;
+
+static void rbn_gen_tasklet_fn(struct tasklet_struct *t)
+{
+	struct rbn_gen_cpu *g = from_tasklet(g, t, tasklet);
+
+	rbn_src_emit(RBN_W_SOFTIRQ, RBN_SRC_SOFTIRQ, ++g->tasklet_runs);
+}
+
+static void rbn_gen_work_fn(struct irq_work *work)
+{
+	struct rbn_gen_cpu *g = container_of(work, struct rbn_gen_cpu, work);
+
+	rbn_src_emit(RBN_W_IRQ_WORK, RBN_SRC_IRQ_WORK, ++g->work_runs);
+}
+
+#if RBN_HAVE_NMI
+static int rbn_gen_nmi_handler(unsigned int type, struct pt_regs *regs)
+{
+	struct rbn_gen_cpu *g = this_cpu_ptr(&rbn_gen_cpus);
+
+	/* Claim only an NMI this CPU sent itself. */
+	if (atomic_dec_if_positive(&g->nmi_sent) < 0)
+		return NMI_DONE;
+	rbn_src_emit(RBN_W_NMI, RBN_SRC_NMI, ++g->nmis);
+	return NMI_HANDLED;
+}
+
+/*
+ * Sent as a one-CPU mask, not with send_IPI_self(): the x2APIC's self-IPI
+ * register only sends fixed vectors, while every send_IPI_mask()
+ * implementation turns NMI_VECTOR into NMI delivery, as the NMI backtrace
+ * code relies on. The apic driver is exported on 6.1 and 6.12 alike (6.12
+ * keeps it in step with its static calls).
+ */
+static void rbn_gen_send_nmi(struct rbn_gen_cpu *g)
+{
+	if (atomic_read(&g->nmi_sent) >= RBN_NMI_MAX_PENDING)
+		return;
+	atomic_inc(&g->nmi_sent);
+	apic->send_IPI_mask(cpumask_of(smp_processor_id()), NMI_VECTOR);
+}
+#endif /* RBN_HAVE_NMI */
+
+static enum hrtimer_restart rbn_gen_timer_fn(struct hrtimer *timer)
+{
+	struct rbn_gen_cpu *g = container_of(timer, struct rbn_gen_cpu, timer);
+	unsigned long mask = READ_ONCE(rbn_gen_mask);
+
+	g->expiries++;
+	if (mask & BIT(RBN_W_HRTIMER))
+		rbn_src_emit(RBN_W_HRTIMER, RBN_SRC_HRTIMER, g->expiries);
+	if (mask & BIT(RBN_W_SOFTIRQ))
+		tasklet_schedule(&g->tasklet);
+	if (mask & BIT(RBN_W_IRQ_WORK))
+		irq_work_queue(&g->work);
+#if RBN_HAVE_NMI
+	if ((mask & BIT(RBN_W_NMI)) &&
+	    ++g->nmi_wait >= READ_ONCE(rbn_gen_nmi_every)) {
+		g->nmi_wait = 0;
+		rbn_gen_send_nmi(g);
+	}
+#endif
+	/*
+	 * A full period from now, not from the last expiry: a machine too
+	 * slow for the period (an emulator) gets fewer expiries instead of
+	 * an interrupt storm.
+	 */
+	hrtimer_set_expires(timer, ktime_add_ns(ktime_get(), rbn_gen_period_ns));
+	return HRTIMER_RESTART;
+}
+
+/* CPU hotplug: runs on @cpu, in its hotplug thread. */
+static int rbn_gen_cpu_online(unsigned int cpu)
+{
+	struct rbn_gen_cpu *g = per_cpu_ptr(&rbn_gen_cpus, cpu);
+
+	g->nmi_wait = 0;
+	hrtimer_start(&g->timer, ns_to_ktime(rbn_gen_period_ns),
+		      HRTIMER_MODE_REL_PINNED_HARD);
+	return 0;
+}
+
+/* The hrtimer goes first: it raises the others. */
+static int rbn_gen_cpu_offline(unsigned int cpu)
+{
+	struct rbn_gen_cpu *g = per_cpu_ptr(&rbn_gen_cpus, cpu);
+
+	hrtimer_cancel(&g->timer);
+	irq_work_sync(&g->work);
+	tasklet_kill(&g->tasklet);
+	return 0;
+}
+
+static int rbn_check_param(const char *name, unsigned int val,
+			   unsigned int min, unsigned int max)
+{
+	if (val >= min && val <= max)
+		return 0;
+	pr_err("%s=%u is out of range (%u..%u)\n", name, val, min, max);
+	return -EINVAL;
+}
+
+/* Start the generator source @w that needs the hrtimer. */
+static int rbn_gen_timer_start(enum rbn_wsrc w)
+{
+	unsigned int period = READ_ONCE(gen_period_us);
+	int ret;
+
+	if (rbn_gen_mask) {
+		WRITE_ONCE(rbn_gen_mask, rbn_gen_mask | BIT(w));
+		return 0;
+	}
+
+	ret = rbn_check_param("gen_period_us", period, RBN_PERIOD_MIN_US,
+			      RBN_PERIOD_MAX_US);
+	if (ret)
+		return ret;
+	rbn_gen_period_ns = (u64)period * NSEC_PER_USEC;
+	WRITE_ONCE(rbn_gen_mask, BIT(w));
+	/* Starts the hrtimer on every online CPU and on each that comes. */
+	ret = cpuhp_setup_state(CPUHP_AP_ONLINE_DYN, "rbnest/gen:online",
+				rbn_gen_cpu_online, rbn_gen_cpu_offline);
+	if (ret < 0) {
+		pr_err("cannot start the generator hrtimers: %d\n", ret);
+		WRITE_ONCE(rbn_gen_mask, 0);
+		return ret;
+	}
+	rbn_gen_hp_state = ret;
+	return 0;
+}
+
+static void rbn_gen_timer_stop(enum rbn_wsrc w)
+{
+	WRITE_ONCE(rbn_gen_mask, rbn_gen_mask & ~BIT(w));
+	if (rbn_gen_mask || !rbn_gen_hp_state)
+		return;
+	/* Cancels the hrtimer and waits for its work on every CPU. */
+	cpuhp_remove_state(rbn_gen_hp_state);
+	rbn_gen_hp_state = 0;
+}
+
+static int rbn_gen_nmi_start(void)
+{
+#if RBN_HAVE_NMI
+	unsigned int every = READ_ONCE(gen_nmi_every);
+	int ret;
+
+	ret = rbn_check_param("gen_nmi_every", every, 1, RBN_NMI_EVERY_MAX);
+	if (ret)
+		return ret;
+	WRITE_ONCE(rbn_gen_nmi_every, every);
+	/* Registered once, until unload: a late NMI always finds it. */
+	if (!rbn_nmi_registered) {
+		ret = register_nmi_handler(NMI_LOCAL, rbn_gen_nmi_handler, 0,
+					   KBUILD_MODNAME);
+		if (ret) {
+			pr_err("cannot register the NMI handler: %d\n", ret);
+			return ret;
+		}
+		rbn_nmi_registered = true;
+	}
+	return rbn_gen_timer_start(RBN_W_NMI);
+#else
+	return -ENODEV;
+#endif
+}
+
+/* At unload, or when no source could start at load. */
+static void rbn_gen_nmi_unregister(void)
+{
+#if RBN_HAVE_NMI
+	/* The hrtimers are stopped: no self-NMI is on its way. */
+	if (rbn_nmi_registered) {
+		unregister_nmi_handler(NMI_LOCAL, KBUILD_MODNAME);
+		rbn_nmi_registered = false;
+	}
+#endif
+}
+
+static void rbn_gen_init(void)
+{
+	int cpu;
+
+	for_each_possible_cpu(cpu) {
+		struct rbn_gen_cpu *g = per_cpu_ptr(&rbn_gen_cpus, cpu);
+
+		hrtimer_init(&g->timer, CLOCK_MONOTONIC,
+			     HRTIMER_MODE_REL_PINNED_HARD);
+		g->timer.function = rbn_gen_timer_fn;
+		tasklet_setup(&g->tasklet, rbn_gen_tasklet_fn);
+		g->work = IRQ_WORK_INIT_HARD(rbn_gen_work_fn);
+		atomic_set(&g->nmi_sent, 0);
+	}
+}
+
+/* ------------------------------------------------------------------ */
+/* Load generator: task writers                                       */
+/* ------------------------------------------------------------------ */
+
+static u64 rbn_task_busy_ns;
+static u64 rbn_task_idle_ns;
+
+static DEFINE_PER_CPU(struct task_struct *, rbn_task_thread);
+
+static int rbn_task_should_run(unsigned int cpu)
+{
+	return 1;
+}
+
+/* Background load: lowest priority, so that it never starves a shell. */
+static void rbn_task_setup(unsigned int cpu)
+{
+	set_user_nice(current, MAX_NICE);
+}
+
+static bool rbn_task_stopping(void)
+{
+	return kthread_should_stop() || kthread_should_park();
+}
+
+/*
+ * One burst and one sleep; smpboot calls it again and again, and parks or
+ * stops the thread between two calls. The sleep ends early when it is
+ * asked to park or stop.
+ */
+static void rbn_task_fn(unsigned int cpu)
+{
+	struct rbn_gen_cpu *g = per_cpu_ptr(&rbn_gen_cpus, cpu);
+	u64 end = local_clock() + READ_ONCE(rbn_task_busy_ns);
+	ktime_t idle = ns_to_ktime(READ_ONCE(rbn_task_idle_ns));
+
+	do {
+		rbn_src_emit(RBN_W_TASK, RBN_SRC_TASK, ++g->task_events);
+		cond_resched();
+	} while (local_clock() < end && !rbn_task_stopping());
+
+	set_current_state(TASK_INTERRUPTIBLE);
+	if (!rbn_task_stopping())
+		schedule_hrtimeout_range(&idle, 0, HRTIMER_MODE_REL);
+	__set_current_state(TASK_RUNNING);
+}
+
+static struct smp_hotplug_thread rbn_task_threads = {
+	.store			= &rbn_task_thread,
+	.thread_should_run	= rbn_task_should_run,
+	.thread_fn		= rbn_task_fn,
+	.setup			= rbn_task_setup,
+	.thread_comm		= "rbnest_task/%u",
+};
+
+static int rbn_task_start(void)
+{
+	unsigned int busy = READ_ONCE(gen_task_busy_us);
+	unsigned int idle = READ_ONCE(gen_task_idle_us);
+	int ret;
+
+	ret = rbn_check_param("gen_task_busy_us", busy, RBN_BUSY_MIN_US,
+			      RBN_BUSY_MAX_US);
+	if (ret)
+		return ret;
+	ret = rbn_check_param("gen_task_idle_us", idle, RBN_IDLE_MIN_US,
+			      RBN_IDLE_MAX_US);
+	if (ret)
+		return ret;
+	WRITE_ONCE(rbn_task_busy_ns, (u64)busy * NSEC_PER_USEC);
+	WRITE_ONCE(rbn_task_idle_ns, (u64)idle * NSEC_PER_USEC);
+
+	/* A thread per online CPU; smpboot follows CPU hotplug. */
+	ret = smpboot_register_percpu_thread(&rbn_task_threads);
+	if (ret)
+		pr_err("cannot start the task writers: %d\n", ret);
+	return ret;
+}
+
+static void rbn_task_stop(void)
+{
+	smpboot_unregister_percpu_thread(&rbn_task_threads);
+}
+
+/* ------------------------------------------------------------------ */
+/* kprobes                                                            */
+/* ------------------------------------------------------------------ */
+
+#define RBN_MAX_KPROBES		32
+#define RBN_KPROBE_NAME_LEN	32	/* 31 characters and the NUL */
+/* Longest write to kprobe_events accepted at once. */
+#define RBN_KPROBE_WRITE_MAX	PAGE_SIZE
+
+/**
+ * struct rbn_kprobe - a kprobe of kprobe_events
+ * @kp:		the kprobe, registered while listed
+ * @hits:	times its handler ran
+ * @slot:	its index in rbn_kprobes[], the arg of its events
+ * @name:	its name
+ * @sym:	the symbol it probes (@kp.symbol_name)
+ */
+struct rbn_kprobe {
+	struct kprobe kp;
+	atomic64_t hits;
+	unsigned int slot;
+	char name[RBN_KPROBE_NAME_LEN];
+	char *sym;
+};
+
+/* The kprobes, in slots (rbn_writers_mutex). */
+static struct rbn_kprobe *rbn_kprobes[RBN_MAX_KPROBES];
+
+static int notrace rbn_kprobe_pre(struct kprobe *kp, struct pt_regs *regs)
+{
+	struct rbn_kprobe *k = container_of(kp, struct rbn_kprobe, kp);
+
+	atomic64_inc(&k->hits);
+	rbn_src_emit(RBN_W_KPROBES, RBN_SRC_KPROBE, k->slot);
+	return 0;
+}
+
+static struct rbn_kprobe *rbn_kprobe_find(const char *name)
+{
+	int i;
+
+	for (i = 0; i < RBN_MAX_KPROBES; i++)
+		if (rbn_kprobes[i] && !strcmp(rbn_kprobes[i]->name, name))
+			return rbn_kprobes[i];
+	return NULL;
+}
+
+static void rbn_kprobe_free(struct rbn_kprobe *k)
+{
+	kfree(k->sym);
+	kfree(k);
+}
+
+/* [A-Za-z_][A-Za-z0-9_]*, 1..31 characters */
+static bool rbn_kprobe_name_ok(const char *name)
+{
+	size_t i, len = strlen(name);
+
+	if (!len || len >= RBN_KPROBE_NAME_LEN)
+		return false;
+	if (!isalpha(name[0]) && name[0] != '_')
+		return false;
+	for (i = 1; i < len; i++)
+		if (!isalnum(name[i]) && name[i] != '_')
+			return false;
+	return true;
+}
+
+/* A symbol as kallsyms spells it: "name.isra.0", "module:name". */
+static bool rbn_kprobe_sym_ok(const char *sym)
+{
+	size_t i, len = strlen(sym);
+
+	if (!len || len >= KSYM_NAME_LEN)
+		return false;
+	for (i = 0; i < len; i++)
+		if (!isalnum(sym[i]) && !strchr("_.:$", sym[i]))
+			return false;
+	return true;
+}
+
+static int rbn_kprobe_add(const char *name, const char *sym,
+			  unsigned int offset)
+{
+	struct rbn_kprobe *k;
+	int slot, ret;
+
+	if (rbn_kprobe_find(name))
+		return -EEXIST;
+	for (slot = 0; slot < RBN_MAX_KPROBES; slot++)
+		if (!rbn_kprobes[slot])
+			break;
+	if (slot == RBN_MAX_KPROBES)
+		return -ENOSPC;
+
+	k = kzalloc(sizeof(*k), GFP_KERNEL);
+	if (!k)
+		return -ENOMEM;
+	k->sym = kstrdup(sym, GFP_KERNEL);
+	if (!k->sym) {
+		ret = -ENOMEM;
+		goto err_free_kprobe;
+	}
+	strscpy(k->name, name, sizeof(k->name));
+	k->slot = slot;
+	atomic64_set(&k->hits, 0);
+	k->kp.symbol_name = k->sym;
+	k->kp.offset = offset;
+	k->kp.pre_handler = rbn_kprobe_pre;
+	/* Armed only while the kprobes source is on. */
+	if (!(rbn_src_on & BIT(RBN_W_KPROBES)))
+		k->kp.flags = KPROBE_FLAG_DISABLED;
+
+	/* -ENOENT for a symbol kallsyms does not know. */
+	ret = register_kprobe(&k->kp);
+	if (ret)
+		goto err_free_kprobe;
+	rbn_kprobes[slot] = k;
+	return 0;
+
+err_free_kprobe:
+	rbn_kprobe_free(k);
+	return ret;
+}
+
+static int rbn_kprobe_remove(const char *name)
+{
+	struct rbn_kprobe *k = rbn_kprobe_find(name);
+
+	if (!k)
+		return -ENOENT;
+	/* Waits until no handler of it runs. */
+	unregister_kprobe(&k->kp);
+	rbn_kprobes[k->slot] = NULL;
+	rbn_kprobe_free(k);
+	return 0;
+}
+
+static void rbn_kprobe_remove_all(void)
+{
+	struct kprobe *kps[RBN_MAX_KPROBES];
+	int i, n = 0;
+
+	for (i = 0; i < RBN_MAX_KPROBES; i++)
+		if (rbn_kprobes[i])
+			kps[n++] = &rbn_kprobes[i]->kp;
+	if (!n)
+		return;
+	/* One grace period for all of them. */
+	unregister_kprobes(kps, n);
+	for (i = 0; i < RBN_MAX_KPROBES; i++) {
+		if (rbn_kprobes[i]) {
+			rbn_kprobe_free(rbn_kprobes[i]);
+			rbn_kprobes[i] = NULL;
+		}
+	}
+}
+
+/* Arm or disarm every kprobe; the caller waits for running handlers. */
+static void rbn_kprobes_set(bool on)
+{
+	int i;
+
+	for (i = 0; i < RBN_MAX_KPROBES; i++) {
+		if (!rbn_kprobes[i])
+			continue;
+		/* Fails only for a kprobe whose module went away. */
+		if (on)
+			enable_kprobe(&rbn_kprobes[i]->kp);
+		else
+			disable_kprobe(&rbn_kprobes[i]->kp);
+	}
+}
+
+/* One line of kprobe_events: "p:NAME SYMBOL[+OFFS]" or "-:NAME". */
+static int rbn_kprobe_command(char *line)
+{
+	unsigned int offset = 0;
+	char *name, *sym, *offs;
+
+	line = strim(line);
+	if (!*line || *line == '#')
+		return 0;
+	if (line[0] == '-' && line[1] == ':') {
+		name = line + 2;
+		if (!rbn_kprobe_name_ok(name))
+			return -EINVAL;
+		return rbn_kprobe_remove(name);
+	}
+	if (line[0] != 'p' || line[1] != ':')
+		return -EINVAL;
+
+	name = line + 2;
+	sym = strpbrk(name, " \t");
+	if (!sym)
+		return -EINVAL;
+	*sym = '\0';
+	sym = skip_spaces(sym + 1);
+	if (strpbrk(sym, " \t"))
+		return -EINVAL;
+	offs = strchr(sym, '+');
+	if (offs) {
+		*offs++ = '\0';
+		if (kstrtouint(offs, 0, &offset))
+			return -EINVAL;
+	}
+	if (!rbn_kprobe_name_ok(name) || !rbn_kprobe_sym_ok(sym))
+		return -EINVAL;
+	return rbn_kprobe_add(name, sym, offset);
+}
+
+static int rbn_kprobe_events_show(struct seq_file *m, void *v)
+{
+	struct rbn_kprobe *k;
+	int i;
+
+	mutex_lock(&rbn_writers_mutex);
+	for (i = 0; i < RBN_MAX_KPROBES; i++) {
+		k = rbn_kprobes[i];
+		if (!k)
+			continue;
+		seq_printf(m, "p:%s %s", k->name, k->sym);
+		if (k->kp.offset)
+			seq_printf(m, "+%u", k->kp.offset);
+		seq_printf(m, " hits=%lld\n", atomic64_read(&k->hits));
+	}
+	mutex_unlock(&rbn_writers_mutex);
+	return 0;
+}
+
+static int rbn_kprobe_events_open(struct inode *inode, struct file *file)
+{
+	/* Like tracefs: "> kprobe_events" removes every kprobe first. */
+	if ((file->f_mode & FMODE_WRITE) && (file->f_flags & O_TRUNC)) {
+		mutex_lock(&rbn_writers_mutex);
+		rbn_kprobe_remove_all();
+		mutex_unlock(&rbn_writers_mutex);
+	}
+	return single_open(file, rbn_kprobe_events_show, NULL);
+}
+
+/*
+ * Each line is a command, applied in order; the first that fails ends the
+ * write with its error, the lines before it stay applied.
+ */
+static ssize_t rbn_kprobe_events_write(struct file *file,
+				       const char __user *ubuf, size_t cnt,
+				       loff_t *ppos)
+{
+	char *buf, *p, *line;
+	int ret = 0;
+
+	if (!cnt)
+		return 0;
+	if (cnt > RBN_KPROBE_WRITE_MAX)
+		return -EINVAL;
+	buf = memdup_user_nul(ubuf, cnt);
+	if (IS_ERR(buf))
+		return PTR_ERR(buf);
+
+	mutex_lock(&rbn_writers_mutex);
+	p = buf;
+	while (!ret && (line = strsep(&p, "\n"))) {
+		if (rbn_writers_dead)
+			ret = -ENODEV;
+		else
+			ret = rbn_kprobe_command(line);
+	}
+	mutex_unlock(&rbn_writers_mutex);
+	kfree(buf);
+	if (ret)
+		return ret;
+	*ppos += cnt;
+	return cnt;
+}
+
+static const struct file_operations rbn_kprobe_events_fops = {
+	.owner		= THIS_MODULE,
+	.open		= rbn_kprobe_events_open,
+	.read		= seq_read,
+	.write		= rbn_kprobe_events_write,
+	.llseek		= seq_lseek,
+	.release	= single_release,
+};
+
+/* ------------------------------------------------------------------ */
+/* Switching sources                                                  */
+/* ------------------------------------------------------------------ */
+
+static int rbn_src_start(enum rbn_wsrc w)
+{
+	switch (w) {
+	case RBN_W_TASK:
+		return rbn_task_start();
+	case RBN_W_HRTIMER:
+	case RBN_W_SOFTIRQ:
+	case RBN_W_IRQ_WORK:
+		return rbn_gen_timer_start(w);
+	case RBN_W_NMI:
+		return rbn_gen_nmi_start();
+	case RBN_W_KPROBES:
+		rbn_kprobes_set(true);
+		return 0;
+	default:
+		return rbn_tp_source_start(w);
+	}
+}
+
+/*
+ * Stop @w. Returns true when handlers of it may still be running: the
+ * caller then waits with tracepoint_synchronize_unregister().
+ */
+static bool rbn_src_stop(enum rbn_wsrc w)
+{
+	switch (w) {
+	case RBN_W_TASK:
+		rbn_task_stop();
+		return false;
+	case RBN_W_HRTIMER:
+	case RBN_W_SOFTIRQ:
+	case RBN_W_IRQ_WORK:
+	case RBN_W_NMI:
+		rbn_gen_timer_stop(w);
+		return false;
+	case RBN_W_KPROBES:
+		rbn_kprobes_set(false);
+		return true;
+	default:
+		rbn_tp_source_stop(w);
+		return true;
+	}
+}
+
+/*
+ * Turn the sources in @want on and the others off. The new ones start
+ * first: if one fails, those started here stop again and nothing changed.
+ * When it returns, no event of a source it stopped is being written.
+ */
+static int rbn_sources_apply(unsigned long want)
+{
+	unsigned long start = want & ~rbn_src_on;
+	unsigned long stop = rbn_src_on & ~want;
+	unsigned long started = 0;
+	bool sync = false;
+	int w, ret;
+
+	for_each_set_bit(w, &start, RBN_NR_WSRC) {
+		ret = rbn_src_start(w);
+		if (ret)
+			goto err_stop_started;
+		started |= BIT(w);
+		rbn_src_on |= BIT(w);
+	}
+	for_each_set_bit(w, &stop, RBN_NR_WSRC) {
+		rbn_src_on &= ~BIT(w);
+		sync |= rbn_src_stop(w);
+	}
+	if (sync)
+		tracepoint_synchronize_unregister();
+	return 0;
+
+err_stop_started:
+	for_each_set_bit(w, &started, RBN_NR_WSRC) {
+		rbn_src_on &= ~BIT(w);
+		sync |= rbn_src_stop(w);
+	}
+	if (sync)
+		tracepoint_synchronize_unregister();
+	return ret;
+}
+
+static int rbn_src_lookup(const char *name)
+{
+	int w;
+
+	for (w = 0; w < RBN_NR_WSRC; w++)
+		if (!strcmp(name, rbn_srcs[w].name))
+			return w;
+	return -EINVAL;
+}
+
+/*
+ * Parse the tokens of @buf ("NAME", "+NAME", "-NAME", "all", "-all",
+ * separated by spaces, commas or newlines) into the set of sources wanted,
+ * starting from the sources on. "all" means every available source.
+ * Naming an unavailable source is -ENODEV, or, for the module parameter
+ * (@param), a warning.
+ */
+static int rbn_sources_parse(char *buf, unsigned long *want, bool param)
+{
+	unsigned long mask = rbn_src_on;
+	char *tok;
+	bool off;
+	int w;
+
+	while ((tok = strsep(&buf, " ,\t\n"))) {
+		if (!*tok)
+			continue;
+		off = *tok == '-';
+		if (*tok == '-' || *tok == '+')
+			tok++;
+		if (!strcmp(tok, "all")) {
+			mask = off ? 0 : mask | rbn_src_avail;
+			continue;
+		}
+		w = rbn_src_lookup(tok);
+		if (w < 0) {
+			if (param)
+				pr_err("sources: unknown source '%s'\n", tok);
+			return -EINVAL;
+		}
+		if (off) {
+			mask &= ~BIT(w);
+		} else if (!(rbn_src_avail & BIT(w))) {
+			if (!param)
+				return -ENODEV;
+			pr_warn("sources: %s is not available on this kernel\n",
+				tok);
+		} else {
+			mask |= BIT(w);
+		}
+	}
+	*want = mask;
+	return 0;
+}
+
+static int rbn_sources_show(struct seq_file *m, void *v)
+{
+	u64 events;
+	int w, cpu;
+
+	mutex_lock(&rbn_writers_mutex);
+	for (w = 0; w < RBN_NR_WSRC; w++) {
+		events = 0;
+		for_each_possible_cpu(cpu)
+			events += per_cpu(rbn_src_counts, cpu).events[w];
+		seq_printf(m, "%s %s events=%llu%s\n", rbn_srcs[w].name,
+			   rbn_src_on & BIT(w) ? "on" : "off", events,
+			   rbn_src_avail & BIT(w) ? "" : " unavailable");
+	}
+	mutex_unlock(&rbn_writers_mutex);
+	return 0;
+}
+
+static int rbn_sources_open(struct inode *inode, struct file *file)
+{
+	return single_open(file, rbn_sources_show, NULL);
+}
+
+static ssize_t rbn_sources_write(struct file *file, const char __user *ubuf,
+				 size_t cnt, loff_t *ppos)
+{
+	unsigned long want;
+	char *buf;
+	int ret;
+
+	if (!cnt)
+		return 0;
+	if (cnt > PAGE_SIZE)
+		return -EINVAL;
+	buf = memdup_user_nul(ubuf, cnt);
+	if (IS_ERR(buf))
+		return PTR_ERR(buf);
+
+	mutex_lock(&rbn_writers_mutex);
+	if (rbn_writers_dead)
+		ret = -ENODEV;
+	else
+		ret = rbn_sources_parse(buf, &want, false);
+	if (!ret)
+		ret = rbn_sources_apply(want);
+	mutex_unlock(&rbn_writers_mutex);
+	kfree(buf);
+	if (ret)
+		return ret;
+	*ppos += cnt;
+	return cnt;
+}
+
+static const struct file_operations rbn_sources_fops = {
+	.owner		= THIS_MODULE,
+	.open		= rbn_sources_open,
+	.read		= seq_read,
+	.write		= rbn_sources_write,
+	.llseek		= seq_lseek,
+	.release	= single_release,
+};
+
+/* ------------------------------------------------------------------ */
+/* Load and unload                                                    */
+/* ------------------------------------------------------------------ */
+
+static void rbn_sources_probe(void)
+{
+	const struct rbn_src *s;
+	int w, i;
+
+	for_each_kernel_tracepoint(rbn_tp_lookup, NULL);
+
+	for (w = 0; w < RBN_NR_WSRC; w++) {
+		s = &rbn_srcs[w];
+		if (w == RBN_W_NMI && !RBN_HAVE_NMI)
+			continue;
+		for (i = 0; i < s->nr_tps; i++)
+			if (!rbn_tps[s->tp_first + i].tp)
+				break;
+		if (i < s->nr_tps) {
+			pr_info("source %s unavailable: no tracepoint %s\n",
+				s->name, rbn_tps[s->tp_first + i].name);
+			continue;
+		}
+		rbn_src_avail |= BIT(w);
+	}
+}
+
+/**
+ * rbn_writers_init - create the writers' files and start sources
+ * @root:	the module's debugfs directory
+ * @sources:	the "sources" module parameter: "" for none, "all", or a
+ *		comma separated list of source names
+ *
+ * A source this kernel lacks is skipped with a warning.
+ *
+ * Return: 0, -EINVAL for an unknown source name, or the error of a source
+ * that failed to start (then none runs).
+ */
+int rbn_writers_init(struct dentry *root, const char *sources)
+{
+	unsigned long want;
+	char *buf;
+	int ret;
+
+	rbn_gen_init();
+	rbn_sources_probe();
+
+	buf = kstrdup(sources, GFP_KERNEL);
+	if (!buf)
+		return -ENOMEM;
+	mutex_lock(&rbn_writers_mutex);
+	ret = rbn_sources_parse(buf, &want, true);
+	if (!ret)
+		ret = rbn_sources_apply(want);
+	if (ret)
+		rbn_gen_nmi_unregister();
+	mutex_unlock(&rbn_writers_mutex);
+	kfree(buf);
+	if (ret) {
+		pr_err("cannot start the sources \"%s\": %d\n", sources, ret);
+		return ret;
+	}
+
+	rbn_sources_file = debugfs_create_file("sources", RBN_MODE_RW, root,
+					       NULL, &rbn_sources_fops);
+	rbn_kprobe_events_file = debugfs_create_file("kprobe_events",
+						     RBN_MODE_RW, root, NULL,
+						     &rbn_kprobe_events_fops);
+	return 0;
+}
+
+/**
+ * rbn_writers_exit - stop every writer
+ *
+ * Removes the sources and kprobe_events files (waiting for calls in
+ * progress), stops every source, removes the kprobes and the NMI handler,
+ * and returns once no writer of this file is inside the buffer any more.
+ * Writers of other files (inject, bench) are theirs to stop.
+ */
+void rbn_writers_exit(void)
+{
+	debugfs_remove(rbn_kprobe_events_file);
+	debugfs_remove(rbn_sources_file);
+	rbn_kprobe_events_file = NULL;
+	rbn_sources_file = NULL;
+
+	mutex_lock(&rbn_writers_mutex);
+	rbn_writers_dead = true;
+	rbn_sources_apply(0);
+	rbn_kprobe_remove_all();
+	rbn_gen_nmi_unregister();
+	mutex_unlock(&rbn_writers_mutex);
+
+	/* Probes that were unregistered, and anything else in the buffer. */
+	tracepoint_synchronize_unregister();
+	synchronize_rcu();
+}
