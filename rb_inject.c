@@ -1,0 +1,369 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The write-path hook and the "inject" file.
+ *
+ * rb_core.c calls RBN_HOOK() at every label of its write path (enum
+ * rbn_label): between any two accesses to state that nested writers share.
+ * In the module the hook is a static key, off unless someone installed a
+ * hook function: the inject file below, or the benchmark.
+ *
+ * Writing a label name to "inject" arms it on every CPU. The next event on
+ * a CPU whose write path reaches that label, in a context an interrupt can
+ * still nest into (interrupts on), raises a hard irq_work on its own CPU
+ * and waits, right at the label, until the interrupt has written its event.
+ * The nested event comes from a real interrupt on the real kernel: the same
+ * thing a device interrupt at that instruction would do, only on demand.
+ * Each arming is used once per CPU; the file counts what happened.
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/bitops.h>
+#include <linux/ctype.h>
+#include <linux/debugfs.h>
+#include <linux/fs.h>
+#include <linux/irq_work.h>
+#include <linux/jump_label.h>
+#include <linux/mutex.h>
+#include <linux/percpu.h>
+#include <linux/sched/clock.h>
+#include <linux/seq_file.h>
+#include <linux/slab.h>
+#include <linux/string.h>
+#include <linux/uaccess.h>
+
+#include "rb_module.h"
+
+DEFINE_STATIC_KEY_FALSE(rbn_hook_key);
+
+static rbn_hook_fn rbn_hook_func;
+static void *rbn_hook_arg;
+/* Serialises hook installation and the inject file's writers. */
+static DEFINE_MUTEX(rbn_hook_mutex);
+
+/**
+ * rbn_hook_call - the write path reached a label while a hook is installed
+ * @buffer:	the buffer being written
+ * @cpu:	its CPU (the current one)
+ * @label:	enum rbn_label
+ *
+ * Runs inside the write path with preemption disabled, in any context.
+ */
+void rbn_hook_call(struct rbn_buffer *buffer, int cpu, int label)
+{
+	/* Paired with smp_store_release() in rbn_hook_install(). */
+	rbn_hook_fn fn = smp_load_acquire(&rbn_hook_func);
+
+	if (fn)
+		fn(buffer, cpu, label, READ_ONCE(rbn_hook_arg));
+}
+
+/**
+ * rbn_hook_install - call a function at every label of the write path
+ * @fn:		the function
+ * @arg:	its last argument
+ *
+ * Return: 0, or -EBUSY when another hook is installed.
+ */
+int rbn_hook_install(rbn_hook_fn fn, void *arg)
+{
+	int ret = 0;
+
+	mutex_lock(&rbn_hook_mutex);
+	if (rbn_hook_func) {
+		ret = -EBUSY;
+	} else {
+		WRITE_ONCE(rbn_hook_arg, arg);
+		/* @arg is visible before @fn; see rbn_hook_call(). */
+		smp_store_release(&rbn_hook_func, fn);
+		static_branch_enable(&rbn_hook_key);
+	}
+	mutex_unlock(&rbn_hook_mutex);
+	return ret;
+}
+
+static void __rbn_hook_remove(void)
+{
+	lockdep_assert_held(&rbn_hook_mutex);
+	if (!rbn_hook_func)
+		return;
+	static_branch_disable(&rbn_hook_key);
+	WRITE_ONCE(rbn_hook_func, NULL);
+	/* Writers run with preemption off: a grace period waits for them. */
+	synchronize_rcu();
+	WRITE_ONCE(rbn_hook_arg, NULL);
+}
+
+/**
+ * rbn_hook_remove - remove the installed hook
+ *
+ * Returns when no writer can still be inside the hook function.
+ */
+void rbn_hook_remove(void)
+{
+	mutex_lock(&rbn_hook_mutex);
+	__rbn_hook_remove();
+	mutex_unlock(&rbn_hook_mutex);
+}
+
+/* ------------------------------------------------------------------ */
+/* inject                                                             */
+/* ------------------------------------------------------------------ */
+
+/* How long a label waits for its own interrupt before giving up. */
+#define RBN_INJECT_WAIT_NS	(50 * NSEC_PER_MSEC)
+
+static const char * const rbn_label_names[RBN_NR_LABELS] = {
+	[RBN_LABEL_A_TAIL]	= "a_tail",
+	[RBN_LABEL_A_BEFORE]	= "a_before",
+	[RBN_LABEL_A_AFTER]	= "a_after",
+	[RBN_LABEL_A]		= "a",
+	[RBN_LABEL_B]		= "b",
+	[RBN_LABEL_C]		= "c",
+	[RBN_LABEL_D]		= "d",
+	[RBN_LABEL_SLOW_BEFORE]	= "slow_before",
+	[RBN_LABEL_SLOW_TS]	= "slow_ts",
+	[RBN_LABEL_SLOW_SET]	= "slow_set",
+	[RBN_LABEL_E]		= "e",
+	[RBN_LABEL_F]		= "f",
+	[RBN_LABEL_EVENT]	= "event",
+	[RBN_LABEL_PAGE_FULL]	= "page_full",
+	[RBN_LABEL_PAGE_HEAD]	= "page_head",
+	[RBN_LABEL_PAGE_NEW_HEAD] = "page_new_head",
+	[RBN_LABEL_PAGE_TAIL]	= "page_tail",
+	[RBN_LABEL_PAGE_END]	= "page_end",
+	[RBN_LABEL_PAGE_NEXT]	= "page_next",
+	[RBN_LABEL_COMMIT]	= "commit",
+	[RBN_LABEL_COMMIT_END]	= "commit_end",
+};
+
+/**
+ * struct rbn_inject_cpu - inject state of one CPU
+ * @armed:	labels armed on this CPU (bit per enum rbn_label)
+ * @work:	the interrupt that writes the nested event
+ * @label:	label the pending interrupt was raised at
+ * @done:	set by the interrupt once its event is written
+ * @hits:	nested events written at each label
+ * @late:	interrupts that came after the wait gave up
+ */
+struct rbn_inject_cpu {
+	unsigned long armed;
+	struct irq_work work;
+	int label;
+	int done;
+	u64 hits[RBN_NR_LABELS];
+	u64 late;
+};
+
+static DEFINE_PER_CPU(struct rbn_inject_cpu, rbn_inject_cpus);
+
+static void rbn_inject_irq(struct irq_work *work)
+{
+	struct rbn_inject_cpu *ic = container_of(work, struct rbn_inject_cpu,
+						 work);
+
+	rbn_emit(RBN_SRC_INJECT, ic->label);
+	/* Paired with smp_load_acquire() in rbn_inject_hook(). */
+	smp_store_release(&ic->done, 1);
+}
+
+static void rbn_inject_hook(struct rbn_buffer *buffer, int cpu, int label,
+			    void *arg)
+{
+	struct rbn_inject_cpu *ic;
+	u64 deadline;
+
+	/*
+	 * Only a writer that an interrupt can nest into: interrupts on, so
+	 * task or softirq context. Writers in interrupts leave the arming
+	 * for the next event.
+	 */
+	if (buffer != rbn_buf || irqs_disabled() || in_hardirq() || in_nmi())
+		return;
+	ic = this_cpu_ptr(&rbn_inject_cpus);
+	if (!test_bit(label, &ic->armed) || !test_and_clear_bit(label, &ic->armed))
+		return;
+
+	ic->label = label;
+	WRITE_ONCE(ic->done, 0);
+	/*
+	 * irq_work_queue() raises a self-IPI on this CPU. Interrupts are on,
+	 * so it is taken right here, at the label, with this writer's state
+	 * exactly as the label describes it; the nested event goes through
+	 * the whole write path in hard interrupt context.
+	 */
+	if (!irq_work_queue(&ic->work))
+		return;
+	deadline = local_clock() + RBN_INJECT_WAIT_NS;
+	/* Paired with smp_store_release() in rbn_inject_irq(). */
+	while (!smp_load_acquire(&ic->done)) {
+		if (local_clock() > deadline) {
+			ic->late++;
+			return;
+		}
+		cpu_relax();
+	}
+	ic->hits[label]++;
+}
+
+static int rbn_inject_show(struct seq_file *m, void *v)
+{
+	int label, cpu;
+
+	for (label = 0; label < RBN_NR_LABELS; label++) {
+		unsigned int armed = 0;
+		u64 hits = 0;
+
+		for_each_possible_cpu(cpu) {
+			struct rbn_inject_cpu *ic = per_cpu_ptr(&rbn_inject_cpus, cpu);
+
+			armed += test_bit(label, &ic->armed);
+			hits += READ_ONCE(ic->hits[label]);
+		}
+		seq_printf(m, "%s armed=%u hits=%llu", rbn_label_names[label],
+			   armed, hits);
+		for_each_possible_cpu(cpu)
+			seq_printf(m, " cpu%d=%llu", cpu,
+				   READ_ONCE(per_cpu_ptr(&rbn_inject_cpus, cpu)->hits[label]));
+		seq_putc(m, '\n');
+	}
+	for_each_possible_cpu(cpu)
+		seq_printf(m, "late cpu%d=%llu\n", cpu,
+			   READ_ONCE(per_cpu_ptr(&rbn_inject_cpus, cpu)->late));
+	return 0;
+}
+
+static int rbn_inject_open(struct inode *inode, struct file *file)
+{
+	return single_open(file, rbn_inject_show, NULL);
+}
+
+static int rbn_label_lookup(const char *name)
+{
+	int i;
+
+	for (i = 0; i < RBN_NR_LABELS; i++)
+		if (!strcasecmp(name, rbn_label_names[i]))
+			return i;
+	return -EINVAL;
+}
+
+static void rbn_inject_disarm(void)
+{
+	int cpu;
+
+	lockdep_assert_held(&rbn_hook_mutex);
+	for_each_possible_cpu(cpu)
+		WRITE_ONCE(per_cpu_ptr(&rbn_inject_cpus, cpu)->armed, 0);
+	if (rbn_hook_func == rbn_inject_hook)
+		__rbn_hook_remove();
+	/* An interrupt raised before the hook went away may still be queued. */
+	for_each_possible_cpu(cpu)
+		irq_work_sync(&per_cpu_ptr(&rbn_inject_cpus, cpu)->work);
+}
+
+#define RBN_INJECT_MAX	256
+
+/*
+ * "off" disarms; otherwise every word (separated by spaces, commas or
+ * newlines) must be a label name, and all of them are armed on every CPU.
+ * Nothing changes when one word is bad.
+ */
+static ssize_t rbn_inject_write(struct file *file, const char __user *ubuf,
+				size_t cnt, loff_t *ppos)
+{
+	unsigned long mask = 0;
+	char *buf, *p, *word;
+	int cpu, label;
+	ssize_t ret;
+
+	if (!cnt || cnt >= RBN_INJECT_MAX)
+		return -EINVAL;
+	buf = memdup_user_nul(ubuf, cnt);
+	if (IS_ERR(buf))
+		return PTR_ERR(buf);
+
+	mutex_lock(&rbn_hook_mutex);
+	p = strim(buf);
+	if (!strcasecmp(p, "off")) {
+		rbn_inject_disarm();
+		ret = cnt;
+		goto out_unlock;
+	}
+	while ((word = strsep(&p, " ,\t\n"))) {
+		if (!*word)
+			continue;
+		label = rbn_label_lookup(word);
+		if (label < 0) {
+			ret = -EINVAL;
+			goto out_unlock;
+		}
+		mask |= BIT(label);
+	}
+	if (!mask) {
+		ret = -EINVAL;
+		goto out_unlock;
+	}
+	if (rbn_hook_func && rbn_hook_func != rbn_inject_hook) {
+		ret = -EBUSY;	/* the benchmark runs */
+		goto out_unlock;
+	}
+	for_each_possible_cpu(cpu) {
+		struct rbn_inject_cpu *ic = per_cpu_ptr(&rbn_inject_cpus, cpu);
+		int bit;
+
+		for_each_set_bit(bit, &mask, RBN_NR_LABELS)
+			set_bit(bit, &ic->armed);
+	}
+	if (!rbn_hook_func) {
+		/* Arming above is visible before the hook; see rbn_hook_call(). */
+		smp_store_release(&rbn_hook_func, rbn_inject_hook);
+		static_branch_enable(&rbn_hook_key);
+	}
+	ret = cnt;
+out_unlock:
+	mutex_unlock(&rbn_hook_mutex);
+	kfree(buf);
+	if (ret > 0)
+		*ppos += ret;
+	return ret;
+}
+
+static const struct file_operations rbn_inject_fops = {
+	.owner		= THIS_MODULE,
+	.open		= rbn_inject_open,
+	.read		= seq_read,
+	.write		= rbn_inject_write,
+	.llseek		= seq_lseek,
+	.release	= single_release,
+};
+
+/**
+ * rbn_inject_init - create the inject file
+ * @root:	rbnest's debugfs directory
+ *
+ * Return: 0.
+ */
+int rbn_inject_init(struct dentry *root)
+{
+	int cpu;
+
+	for_each_possible_cpu(cpu) {
+		struct rbn_inject_cpu *ic = per_cpu_ptr(&rbn_inject_cpus, cpu);
+
+		ic->work = IRQ_WORK_INIT_HARD(rbn_inject_irq);
+	}
+	debugfs_create_file("inject", RBN_MODE_RW, root, NULL, &rbn_inject_fops);
+	return 0;
+}
+
+/**
+ * rbn_inject_exit - disarm and remove the hook
+ *
+ * The writers are stopped already; this waits for a pending interrupt.
+ */
+void rbn_inject_exit(void)
+{
+	mutex_lock(&rbn_hook_mutex);
+	rbn_inject_disarm();
+	mutex_unlock(&rbn_hook_mutex);
+}
