@@ -1,19 +1,36 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * rbnest module glue: one per-CPU ring buffer.
+ * rbnest module glue: one per-CPU ring buffer, its parameters and the
+ * debugfs control files under /sys/kernel/debug/rbnest/.
  *
- * The module owns a single struct rbn_buffer sized by its parameters; the
- * ring buffer itself lives in rb_core.c.
+ * The ring buffer itself lives in rb_core.c, its readers in rb_pipe.c, the
+ * writers in rb_writers.c. This file owns the buffer's life time and the
+ * files that change its configuration; every change that needs the
+ * writers stopped goes through one mutex and the core's quiesce.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
+#include <linux/cpumask.h>
+#include <linux/debugfs.h>
+#include <linux/fs.h>
 #include <linux/init.h>
 #include <linux/kernel.h>
 #include <linux/limits.h>
 #include <linux/module.h>
 #include <linux/moduleparam.h>
+#include <linux/mutex.h>
+#include <linux/seq_file.h>
+#include <linux/sizes.h>
+#include <linux/slab.h>
+#include <linux/string.h>
+#include <linux/timekeeping.h>
+#include <linux/trace_clock.h>
+#include <linux/uaccess.h>
 
-#include "rb_core.h"
+#include "rb_module.h"
+
+/* Largest buffer_size_kb accepted: 1 GiB per CPU. */
+#define RBN_MAX_SIZE_KB		((unsigned long)SZ_1M)
 
 static unsigned long buffer_size_kb = 1024;
 module_param(buffer_size_kb, ulong, 0444);
@@ -27,19 +44,523 @@ static bool overwrite;
 module_param(overwrite, bool, 0444);
 MODULE_PARM_DESC(overwrite, "Overwrite the oldest events when full (default: drop new events)");
 
-static struct rbn_buffer *rbn_buf;
+static char *clock_param = "local";
+module_param_named(trace_clock, clock_param, charp, 0444);
+MODULE_PARM_DESC(trace_clock, "Time source: local (default), global, mono or boot");
+
+static char *sources = "";
+module_param(sources, charp, 0444);
+MODULE_PARM_DESC(sources, "Writers to start at load: comma separated names, \"all\", or none (default)");
+
+unsigned int rbn_buffer_percent = 50;
+module_param_named(buffer_percent, rbn_buffer_percent, uint, 0444);
+MODULE_PARM_DESC(buffer_percent, "Fill level in percent that wakes a blocked trace_pipe_raw reader (default 50)");
+
+struct rbn_buffer *rbn_buf;
+
+static struct dentry *rbn_root;
+static struct dentry **rbn_cpu_dirs;
+
+/* Serialises the control files: tracing_on, clock, size, reset. */
+static DEFINE_MUTEX(rbn_ctl_mutex);
+static bool rbn_tracing_on = true;
+/* buffer_size_kb as last set: the ring holds at least this much data. */
+static unsigned long rbn_size_kb;
+
+/* ------------------------------------------------------------------ */
+/* Clocks                                                             */
+/* ------------------------------------------------------------------ */
+
+enum rbn_clock_id {
+	RBN_CLOCK_LOCAL,
+	RBN_CLOCK_GLOBAL,
+	RBN_CLOCK_MONO,
+	RBN_CLOCK_BOOT,
+	RBN_NR_CLOCKS
+};
+
+static const char * const rbn_clock_names[RBN_NR_CLOCKS] = {
+	[RBN_CLOCK_LOCAL]	= "local",
+	[RBN_CLOCK_GLOBAL]	= "global",
+	[RBN_CLOCK_MONO]	= "mono",
+	[RBN_CLOCK_BOOT]	= "boot",
+};
+
+static int rbn_clock_id;
+
+/*
+ * The buffer's clock. It is switched only with the writers stopped and the
+ * buffer reset (__rbn_buffer_reset()), so a writer never mixes two clocks; the
+ * READ_ONCE() keeps the compiler from caching it across events. Each of
+ * these is NMI safe: local_clock(), the fast timekeeping accessors and
+ * trace_clock_global() are what ftrace offers in NMI context too.
+ */
+static u64 rbn_module_clock(void)
+{
+	switch (READ_ONCE(rbn_clock_id)) {
+	case RBN_CLOCK_GLOBAL:
+		return trace_clock_global();
+	case RBN_CLOCK_MONO:
+		return ktime_get_mono_fast_ns();
+	case RBN_CLOCK_BOOT:
+		return ktime_get_boot_fast_ns();
+	default:
+		return local_clock();
+	}
+}
+
+static int rbn_clock_lookup(const char *name)
+{
+	int i;
+
+	for (i = 0; i < RBN_NR_CLOCKS; i++)
+		if (sysfs_streq(name, rbn_clock_names[i]))
+			return i;
+	return -EINVAL;
+}
+
+/*
+ * Empty the buffer with the writers stopped: recording off, then a grace
+ * period waits for writers inside the write path (they run with
+ * preemption off). The sequence numbers restart with the buffer, so that
+ * a reader never mistakes a reset for lost events. @clock, when not
+ * negative, is switched in the same window: no event is stamped by the
+ * old clock after the reset, and deltas between two clocks mean nothing.
+ * Caller holds rbn_ctl_mutex.
+ */
+static void __rbn_buffer_reset(int clock)
+{
+	lockdep_assert_held(&rbn_ctl_mutex);
+	rbn_record_disable(rbn_buf);
+	synchronize_rcu();
+	if (clock >= 0)
+		WRITE_ONCE(rbn_clock_id, clock);
+	rbn_reset(rbn_buf);
+	rbn_writers_reset_seq();
+	rbn_record_enable(rbn_buf);
+	rbn_pipe_wake_all();
+}
+
+/**
+ * rbn_buffer_reset - drop every event of every CPU
+ *
+ * Restarts the sequence numbers and the counters; may sleep.
+ */
+void rbn_buffer_reset(void)
+{
+	mutex_lock(&rbn_ctl_mutex);
+	__rbn_buffer_reset(-1);
+	mutex_unlock(&rbn_ctl_mutex);
+}
+
+/* ------------------------------------------------------------------ */
+/* Small text files                                                   */
+/* ------------------------------------------------------------------ */
+
+/*
+ * Every writable control file takes one short value. Anything longer than
+ * this is refused before it is parsed.
+ */
+#define RBN_CTL_MAX	64
+
+static ssize_t rbn_copy_value(char *buf, const char __user *ubuf, size_t cnt)
+{
+	if (!cnt || cnt >= RBN_CTL_MAX)
+		return -EINVAL;
+	if (copy_from_user(buf, ubuf, cnt))
+		return -EFAULT;
+	buf[cnt] = '\0';
+	return cnt;
+}
+
+static __printf(4, 5)
+ssize_t rbn_read_text(char __user *ubuf, size_t cnt, loff_t *ppos,
+		      const char *fmt, ...)
+{
+	char buf[RBN_CTL_MAX];
+	va_list args;
+	int len;
+
+	va_start(args, fmt);
+	len = vscnprintf(buf, sizeof(buf), fmt, args);
+	va_end(args);
+	return simple_read_from_buffer(ubuf, cnt, ppos, buf, len);
+}
+
+/* Parse an unsigned decimal value with an optional trailing newline. */
+static int rbn_parse_ulong(const char __user *ubuf, size_t cnt,
+			   unsigned long *val)
+{
+	char buf[RBN_CTL_MAX];
+	ssize_t ret;
+
+	ret = rbn_copy_value(buf, ubuf, cnt);
+	if (ret < 0)
+		return ret;
+	/* kstrtoul() takes one trailing newline; -ERANGE is just bad input. */
+	return kstrtoul(buf, 10, val) ? -EINVAL : 0;
+}
+
+/* buffer_size_kb */
+
+static ssize_t rbn_size_read(struct file *file, char __user *ubuf,
+			     size_t cnt, loff_t *ppos)
+{
+	/*
+	 * As tracefs: the size asked for. The ring rounds it up to whole
+	 * sub-buffers of data (rbn_nr_subbufs() * data size).
+	 */
+	return rbn_read_text(ubuf, cnt, ppos, "%lu\n", READ_ONCE(rbn_size_kb));
+}
+
+static ssize_t rbn_size_write(struct file *file, const char __user *ubuf,
+			      size_t cnt, loff_t *ppos)
+{
+	unsigned long kb;
+	int ret;
+
+	ret = rbn_parse_ulong(ubuf, cnt, &kb);
+	if (ret)
+		return ret;
+	if (!kb || kb > RBN_MAX_SIZE_KB)
+		return -EINVAL;
+
+	mutex_lock(&rbn_ctl_mutex);
+	/* The core keeps the buffer unchanged when it fails. */
+	ret = rbn_resize(rbn_buf, kb * 1024);
+	if (!ret)
+		WRITE_ONCE(rbn_size_kb, kb);
+	mutex_unlock(&rbn_ctl_mutex);
+	if (ret)
+		return ret;
+	*ppos += cnt;
+	return cnt;
+}
+
+static const struct file_operations rbn_size_fops = {
+	.owner	= THIS_MODULE,
+	.open	= simple_open,
+	.read	= rbn_size_read,
+	.write	= rbn_size_write,
+	.llseek	= default_llseek,
+};
+
+/* tracing_on */
+
+static ssize_t rbn_on_read(struct file *file, char __user *ubuf,
+			   size_t cnt, loff_t *ppos)
+{
+	return rbn_read_text(ubuf, cnt, ppos, "%d\n", READ_ONCE(rbn_tracing_on));
+}
+
+static ssize_t rbn_on_write(struct file *file, const char __user *ubuf,
+			    size_t cnt, loff_t *ppos)
+{
+	unsigned long val;
+	int ret;
+
+	ret = rbn_parse_ulong(ubuf, cnt, &val);
+	if (ret)
+		return ret;
+	if (val > 1)
+		return -EINVAL;
+
+	mutex_lock(&rbn_ctl_mutex);
+	if (val && !rbn_tracing_on)
+		rbn_record_enable(rbn_buf);
+	else if (!val && rbn_tracing_on)
+		rbn_record_disable(rbn_buf);
+	WRITE_ONCE(rbn_tracing_on, val);
+	mutex_unlock(&rbn_ctl_mutex);
+	/* Blocked readers return what there is once tracing stops. */
+	if (!val)
+		rbn_pipe_wake_all();
+	*ppos += cnt;
+	return cnt;
+}
+
+static const struct file_operations rbn_on_fops = {
+	.owner	= THIS_MODULE,
+	.open	= simple_open,
+	.read	= rbn_on_read,
+	.write	= rbn_on_write,
+	.llseek	= default_llseek,
+};
+
+/* buffer_percent */
+
+static ssize_t rbn_percent_read(struct file *file, char __user *ubuf,
+				size_t cnt, loff_t *ppos)
+{
+	return rbn_read_text(ubuf, cnt, ppos, "%u\n",
+			     READ_ONCE(rbn_buffer_percent));
+}
+
+static ssize_t rbn_percent_write(struct file *file, const char __user *ubuf,
+				 size_t cnt, loff_t *ppos)
+{
+	unsigned long val;
+	int ret;
+
+	ret = rbn_parse_ulong(ubuf, cnt, &val);
+	if (ret)
+		return ret;
+	if (val > 100)
+		return -EINVAL;
+	WRITE_ONCE(rbn_buffer_percent, val);
+	/* A lower watermark may already be met. */
+	rbn_pipe_wake_all();
+	*ppos += cnt;
+	return cnt;
+}
+
+static const struct file_operations rbn_percent_fops = {
+	.owner	= THIS_MODULE,
+	.open	= simple_open,
+	.read	= rbn_percent_read,
+	.write	= rbn_percent_write,
+	.llseek	= default_llseek,
+};
+
+/* trace_clock */
+
+static int rbn_clock_show(struct seq_file *m, void *v)
+{
+	int i, cur = READ_ONCE(rbn_clock_id);
+
+	for (i = 0; i < RBN_NR_CLOCKS; i++)
+		seq_printf(m, i == cur ? "%s[%s]" : "%s%s", i ? " " : "",
+			   rbn_clock_names[i]);
+	seq_putc(m, '\n');
+	return 0;
+}
+
+static int rbn_clock_open(struct inode *inode, struct file *file)
+{
+	return single_open(file, rbn_clock_show, NULL);
+}
+
+static ssize_t rbn_clock_write(struct file *file, const char __user *ubuf,
+			       size_t cnt, loff_t *ppos)
+{
+	char buf[RBN_CTL_MAX];
+	ssize_t ret;
+	int id;
+
+	ret = rbn_copy_value(buf, ubuf, cnt);
+	if (ret < 0)
+		return ret;
+	id = rbn_clock_lookup(buf);
+	if (id < 0)
+		return id;
+
+	mutex_lock(&rbn_ctl_mutex);
+	if (id != rbn_clock_id)
+		__rbn_buffer_reset(id);
+	mutex_unlock(&rbn_ctl_mutex);
+	*ppos += cnt;
+	return cnt;
+}
+
+static const struct file_operations rbn_clock_fops = {
+	.owner		= THIS_MODULE,
+	.open		= rbn_clock_open,
+	.read		= seq_read,
+	.write		= rbn_clock_write,
+	.llseek		= seq_lseek,
+	.release	= single_release,
+};
+
+/* reset */
+
+static ssize_t rbn_reset_write(struct file *file, const char __user *ubuf,
+			       size_t cnt, loff_t *ppos)
+{
+	if (!cnt)
+		return -EINVAL;
+	rbn_buffer_reset();
+	*ppos += cnt;
+	return cnt;
+}
+
+static const struct file_operations rbn_reset_fops = {
+	.owner	= THIS_MODULE,
+	.open	= simple_open,
+	.write	= rbn_reset_write,
+	.llseek	= noop_llseek,
+};
+
+/* header_page, header_event, events/rbnest/sample/format */
+
+static int rbn_header_page_show(struct seq_file *m, void *v)
+{
+	seq_printf(m, RBN_HEADER_PAGE_FMT,
+		   rbn_subbuf_size(rbn_buf) - (unsigned int)RBN_PAGE_HDR_SIZE);
+	return 0;
+}
+
+static int rbn_header_page_open(struct inode *inode, struct file *file)
+{
+	return single_open(file, rbn_header_page_show, NULL);
+}
+
+static const struct file_operations rbn_header_page_fops = {
+	.owner		= THIS_MODULE,
+	.open		= rbn_header_page_open,
+	.read		= seq_read,
+	.llseek		= seq_lseek,
+	.release	= single_release,
+};
+
+static ssize_t rbn_const_read(struct file *file, char __user *ubuf,
+			      size_t cnt, loff_t *ppos)
+{
+	const char *text = file->private_data;
+
+	return simple_read_from_buffer(ubuf, cnt, ppos, text, strlen(text));
+}
+
+static const struct file_operations rbn_const_fops = {
+	.owner	= THIS_MODULE,
+	.open	= simple_open,
+	.read	= rbn_const_read,
+	.llseek	= default_llseek,
+};
+
+/* per_cpu/cpuN/stats */
+
+static int rbn_stats_show(struct seq_file *m, void *v)
+{
+	long cpu = (long)m->private;
+	struct rbn_cpu_stats st;
+	int ret;
+
+	ret = rbn_cpu_stats(rbn_buf, cpu, &st);
+	if (ret)
+		return ret;
+#define RBN_STAT(name)	seq_printf(m, "%s: %llu\n", #name, (u64)st.name)
+	RBN_STAT(entries);
+	RBN_STAT(written);
+	RBN_STAT(overrun);
+	RBN_STAT(commit_overrun);
+	RBN_STAT(dropped);
+	RBN_STAT(read);
+	RBN_STAT(bytes);
+	RBN_STAT(oldest_ts);
+	RBN_STAT(now_ts);
+	RBN_STAT(ts_fast);
+	RBN_STAT(ts_abs);
+	RBN_STAT(ts_slow);
+	RBN_STAT(ts_zero);
+	RBN_STAT(ts_extend);
+	RBN_STAT(max_depth);
+	RBN_STAT(recursion);
+	RBN_STAT(pages_touched);
+#undef RBN_STAT
+	return 0;
+}
+
+static int rbn_stats_open(struct inode *inode, struct file *file)
+{
+	return single_open(file, rbn_stats_show, inode->i_private);
+}
+
+static const struct file_operations rbn_stats_fops = {
+	.owner		= THIS_MODULE,
+	.open		= rbn_stats_open,
+	.read		= seq_read,
+	.llseek		= seq_lseek,
+	.release	= single_release,
+};
+
+/**
+ * rbn_debugfs_cpu_dir - the per_cpu/cpuN directory of a CPU
+ * @cpu:	the CPU
+ *
+ * Return: the directory's dentry, or NULL for a CPU without a buffer.
+ */
+struct dentry *rbn_debugfs_cpu_dir(int cpu)
+{
+	if (cpu < 0 || cpu >= rbn_nr_cpus(rbn_buf))
+		return NULL;
+	return rbn_cpu_dirs[cpu];
+}
+
+static int rbn_debugfs_init(void)
+{
+	struct dentry *per_cpu, *dir;
+	char name[16];
+	long cpu;
+
+	rbn_root = debugfs_create_dir(KBUILD_MODNAME, NULL);
+	if (IS_ERR(rbn_root))
+		return PTR_ERR(rbn_root);
+
+	debugfs_create_file("buffer_size_kb", RBN_MODE_RW, rbn_root, NULL,
+			    &rbn_size_fops);
+	debugfs_create_file("tracing_on", RBN_MODE_RW, rbn_root, NULL,
+			    &rbn_on_fops);
+	debugfs_create_file("trace_clock", RBN_MODE_RW, rbn_root, NULL,
+			    &rbn_clock_fops);
+	debugfs_create_file("buffer_percent", RBN_MODE_RW, rbn_root, NULL,
+			    &rbn_percent_fops);
+	debugfs_create_file("reset", RBN_MODE_WO, rbn_root, NULL,
+			    &rbn_reset_fops);
+	debugfs_create_file("header_page", RBN_MODE_RO, rbn_root, NULL,
+			    &rbn_header_page_fops);
+	debugfs_create_file("header_event", RBN_MODE_RO, rbn_root,
+			    (void *)RBN_HEADER_EVENT, &rbn_const_fops);
+
+	dir = debugfs_create_dir("events", rbn_root);
+	dir = debugfs_create_dir("rbnest", dir);
+	dir = debugfs_create_dir("sample", dir);
+	debugfs_create_file("format", RBN_MODE_RO, dir,
+			    (void *)RBN_SAMPLE_FORMAT, &rbn_const_fops);
+
+	rbn_cpu_dirs = kcalloc(rbn_nr_cpus(rbn_buf), sizeof(*rbn_cpu_dirs),
+			       GFP_KERNEL);
+	if (!rbn_cpu_dirs)
+		goto err_remove_root;
+	per_cpu = debugfs_create_dir("per_cpu", rbn_root);
+	for (cpu = 0; cpu < rbn_nr_cpus(rbn_buf); cpu++) {
+		snprintf(name, sizeof(name), "cpu%ld", cpu);
+		rbn_cpu_dirs[cpu] = debugfs_create_dir(name, per_cpu);
+		debugfs_create_file("stats", RBN_MODE_RO, rbn_cpu_dirs[cpu],
+				    (void *)cpu, &rbn_stats_fops);
+	}
+	return 0;
+
+err_remove_root:
+	debugfs_remove_recursive(rbn_root);
+	rbn_root = NULL;
+	return -ENOMEM;
+}
+
+static void rbn_debugfs_exit(void)
+{
+	debugfs_remove_recursive(rbn_root);
+	rbn_root = NULL;
+	kfree(rbn_cpu_dirs);
+	rbn_cpu_dirs = NULL;
+}
+
+/* ------------------------------------------------------------------ */
+/* Load and unload                                                    */
+/* ------------------------------------------------------------------ */
 
 static int __init rbnest_init(void)
 {
 	struct rbn_config cfg = {
 		.overwrite	= overwrite,
-		.clock		= NULL,	/* the core's default, local_clock() */
+		.clock		= rbn_module_clock,
 		.nr_cpus	= 0,	/* every possible CPU */
 	};
 	struct rbn_buffer *buf;
+	int ret;
 
-	if (!buffer_size_kb || buffer_size_kb > ULONG_MAX / 1024) {
-		pr_err("buffer_size_kb=%lu is out of range\n", buffer_size_kb);
+	if (!buffer_size_kb || buffer_size_kb > RBN_MAX_SIZE_KB) {
+		pr_err("buffer_size_kb=%lu is out of range (1..%lu)\n",
+		       buffer_size_kb, RBN_MAX_SIZE_KB);
 		return -EINVAL;
 	}
 	if (subbuf_order > RBN_MAX_ORDER) {
@@ -47,6 +568,18 @@ static int __init rbnest_init(void)
 		       subbuf_order, RBN_MAX_ORDER);
 		return -EINVAL;
 	}
+	if (rbn_buffer_percent > 100) {
+		pr_err("buffer_percent=%u is out of range (0..100)\n",
+		       rbn_buffer_percent);
+		return -EINVAL;
+	}
+	ret = rbn_clock_lookup(clock_param ? clock_param : "");
+	if (ret < 0) {
+		pr_err("trace_clock=%s is not one of local, global, mono, boot\n",
+		       clock_param);
+		return ret;
+	}
+	rbn_clock_id = ret;
 	cfg.size = buffer_size_kb * 1024;
 	cfg.order = subbuf_order;
 
@@ -56,15 +589,59 @@ static int __init rbnest_init(void)
 		return PTR_ERR(buf);
 	}
 	rbn_buf = buf;
+	rbn_size_kb = buffer_size_kb;
 
-	pr_info("%d CPUs, %lu sub-buffers of %u bytes per CPU%s\n",
+	ret = rbn_debugfs_init();
+	if (ret) {
+		pr_err("cannot create the debugfs files: %d\n", ret);
+		goto err_free_buffer;
+	}
+	ret = rbn_pipe_init(rbn_root);
+	if (ret)
+		goto err_remove_debugfs;
+	ret = rbn_inject_init(rbn_root);
+	if (ret)
+		goto err_exit_pipe;
+	ret = rbn_bench_init(rbn_root);
+	if (ret)
+		goto err_exit_inject;
+	/* Last: from here on events arrive. */
+	ret = rbn_writers_init(rbn_root, sources ? sources : "");
+	if (ret)
+		goto err_exit_bench;
+
+	pr_info("%d CPUs, %lu sub-buffers of %u bytes per CPU, clock %s%s\n",
 		rbn_nr_cpus(buf), rbn_nr_subbufs(buf), rbn_subbuf_size(buf),
-		overwrite ? ", overwrite" : "");
+		rbn_clock_names[rbn_clock_id], overwrite ? ", overwrite" : "");
 	return 0;
+
+err_exit_bench:
+	rbn_bench_exit();
+err_exit_inject:
+	rbn_inject_exit();
+err_exit_pipe:
+	rbn_pipe_exit();
+err_remove_debugfs:
+	rbn_debugfs_exit();
+err_free_buffer:
+	rbn_free(rbn_buf);
+	rbn_buf = NULL;
+	return ret;
 }
 
 static void __exit rbnest_exit(void)
 {
+	/*
+	 * Writers first: rbn_writers_exit() unregisters every probe and
+	 * waits until none is still inside the buffer. Then the readers are
+	 * woken and the files go; pages a pipe still holds pin the module,
+	 * so none of them can be out here.
+	 */
+	rbn_writers_exit();
+	rbn_bench_exit();
+	rbn_inject_exit();
+	rbn_pipe_exit();
+	rbn_debugfs_exit();
 	rbn_free(rbn_buf);
 	rbn_buf = NULL;
 }

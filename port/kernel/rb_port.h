@@ -13,6 +13,7 @@
 #include <linux/cpumask.h>
 #include <linux/err.h>
 #include <linux/gfp.h>
+#include <linux/jump_label.h>
 #include <linux/mm.h>
 #include <linux/preempt.h>
 #include <linux/rcupdate.h>
@@ -94,7 +95,19 @@ static inline void rbn_port_synchronize_writers(void)
 
 #define RBN_WARN_ON(cond)	WARN_ON_ONCE(cond)
 
-/* The write-path test hook compiles to nothing in the module. */
-#define RBN_HOOK(buffer, cpu, label)	do { (void)(buffer); (void)(cpu); } while (0)
+/*
+ * The write-path hook: a static key that is off unless the module's inject
+ * file or its benchmark installed a hook (rb_inject.c). When off, each label
+ * costs one patched-out jump.
+ */
+struct rbn_buffer;
+DECLARE_STATIC_KEY_FALSE(rbn_hook_key);
+void rbn_hook_call(struct rbn_buffer *buffer, int cpu, int label);
+
+#define RBN_HOOK(buffer, cpu, label)					\
+	do {								\
+		if (static_branch_unlikely(&rbn_hook_key))		\
+			rbn_hook_call((buffer), (cpu), (label));	\
+	} while (0)
 
 #endif /* _RBN_PORT_KERNEL_H */
