@@ -5,12 +5,15 @@
 # need. Silent when everything is there. Non-interactive; needs root (or
 # password-less sudo) only when something is missing.
 #
-# Required packages build and run the userspace tests; the optional ones
-# (kernel headers, sparse) are for the module: when they cannot be
-# installed (another architecture, no such package), a warning is printed
-# and the userspace checks go on.
+# Required packages build and run the userspace tests and the VM
+# (scripts/vm.sh); the optional ones (kernel headers, sparse) are for the
+# module: when they cannot be installed (another architecture, no such
+# package), a warning is printed and the userspace checks go on.
 #
-# Usage: scripts/deps.sh [extra-package ...]
+# Usage: scripts/deps.sh [--kernels "KERNEL..."] [extra-package ...]
+#
+# --kernels adds the headers of the VM's kernels (6.1, 6.1-rt, 6.12,
+# 6.12-rt; scripts/vm-kernel.sh) to the required packages.
 
 set -euo pipefail
 
@@ -25,11 +28,21 @@ REQUIRED=(
 	python3
 	clang
 	libclang-rt-14-dev
+	qemu-system-x86
+	busybox-static
+	cpio
+	kmod
+	xz-utils
 )
 OPTIONAL=(
 	sparse
 	linux-headers-amd64
 )
+KERNELS=
+if [ "${1:-}" = --kernels ]; then
+	KERNELS=${2:?--kernels needs a list}
+	shift 2
+fi
 REQUIRED+=("$@")
 
 missing() {
@@ -45,15 +58,30 @@ if ! command -v dpkg-query >/dev/null 2>&1; then
 	exit 0
 fi
 
-mapfile -t need < <(missing "${REQUIRED[@]}")
+# Header packages of the kernels in $KERNELS; fails when apt does not know
+# a kernel (its package lists may need an update).
+kernel_headers() {
+	local k
+	for k in $KERNELS; do
+		bash "$(dirname "$0")/vm-kernel.sh" headers-pkg "$k" 2>/dev/null || return 1
+	done
+}
+
+kernels_unresolved=
+if ! kheaders=$(kernel_headers); then
+	kheaders=
+	kernels_unresolved=1
+fi
+# shellcheck disable=SC2086 # package names, one per line
+mapfile -t need < <(missing "${REQUIRED[@]}" $kheaders)
 mapfile -t want < <(missing "${OPTIONAL[@]}")
-[ ${#need[@]} -eq 0 ] && [ ${#want[@]} -eq 0 ] && exit 0
+[ ${#need[@]} -eq 0 ] && [ ${#want[@]} -eq 0 ] && [ -z "$kernels_unresolved" ] && exit 0
 
 SUDO=()
 if [ "$(id -u)" -ne 0 ]; then
 	if command -v sudo >/dev/null 2>&1; then
 		SUDO=(sudo -n)
-	elif [ ${#need[@]} -gt 0 ]; then
+	elif [ ${#need[@]} -gt 0 ] || [ -n "$kernels_unresolved" ]; then
 		echo "deps: not root and no sudo; install: ${need[*]} ${want[*]}" >&2
 		exit 1
 	else
@@ -76,11 +104,19 @@ apt_install() {
 }
 
 all=("${need[@]}" "${want[@]}")
-echo "deps: installing ${all[*]}"
+echo "deps: installing ${all[*]}${kernels_unresolved:+ and the headers of $KERNELS}"
 if ! run_apt update; then
 	cat "$log" >&2
 	echo "deps: apt-get update failed" >&2
 	exit 1
+fi
+if [ -n "$kernels_unresolved" ]; then
+	if ! kheaders=$(kernel_headers); then
+		echo "deps: no headers package for a kernel of: $KERNELS" >&2
+		exit 1
+	fi
+	# shellcheck disable=SC2086
+	mapfile -t -O ${#need[@]} need < <(missing $kheaders)
 fi
 
 if [ ${#need[@]} -gt 0 ] && ! apt_install "${need[@]}"; then

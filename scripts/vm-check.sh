@@ -1,0 +1,149 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# vm-check.sh - run the kernel selftests (selftests/kernel/run.sh) in the
+# VM on each kernel given, and add their results up.
+#
+# Usage: scripts/vm-check.sh [--ktap] KERNEL...
+#
+# Each kernel's /out and console log go to build/vm/check/KERNEL. The
+# runner's last "N passed, N failed, N skipped" line is added to the
+# totals; a run that fails without such a line (no boot, panic, timeout)
+# counts as one failure. The last line is the totals; the exit status is
+# non-zero when anything failed.
+#
+# --ktap: for a test runner that counts top-level KTAP results (make
+# check's selftests/user/run.sh): the VM's console is shown indented, and
+# afterwards every test case of every kernel is listed as one flat KTAP
+# result line ("ok 12 6.1 test_read: ..."), with a plan.
+#
+# Environment: VM_CPUS (default 2), VM_TIMEOUT (seconds per kernel,
+# default vm.sh's), VM_ARGS (more scripts/vm.sh options); RBN_QUICK,
+# RBN_TEST_TIMEOUT and RBN_KEEP are passed on to the runner in the guest.
+
+set -eu
+
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+RUNNER=selftests/kernel/run.sh
+TOTALS_RE='^[0-9]+ passed, [0-9]+ failed, [0-9]+ skipped'
+
+pass=0 fail=0 skip=0
+summary=()
+ktap=0
+flat=()
+
+# Run the tests on kernel $1; add its results to the totals.
+check_kernel() {
+	local k=$1 out=$ROOT/build/vm/check/$1 rc=0 line p f s
+	local args=(--kernel "$k" --cpus "${VM_CPUS:-2}" --out "$out")
+	[ -n "${VM_TIMEOUT:-}" ] && args+=(--timeout "$VM_TIMEOUT")
+	# shellcheck disable=SC2206 # VM_ARGS is a list of options
+	args+=(${VM_ARGS:-})
+	local knobs=(RBN_VM=1) v
+	for v in RBN_QUICK RBN_TEST_TIMEOUT RBN_KEEP; do
+		[ -n "${!v:-}" ] && knobs+=("$v=${!v}")
+	done
+	rm -rf "$out"
+	echo "# ==== kernel $k"
+	# The runner's knobs reach the guest through env(1) in the command.
+	if [ $ktap = 1 ]; then
+		bash "$ROOT/scripts/vm.sh" "${args[@]}" -- env "${knobs[@]}" \
+			sh "$RUNNER" 2>&1 | sed 's/^/    /'
+		rc=${PIPESTATUS[0]}
+	else
+		bash "$ROOT/scripts/vm.sh" "${args[@]}" -- env "${knobs[@]}" \
+			sh "$RUNNER" || rc=$?
+	fi
+	line=$(tr -d '\r' <"$out/vm-console.log" 2>/dev/null |
+		grep -E "$TOTALS_RE" | tail -n 1) || true
+	if [ -z "$line" ]; then
+		p=0 f=1 s=0
+	else
+		read -r p _ f _ s _ <<<"${line//,/}"
+		# A failing run whose tests all passed still failed (4: all
+		# skipped, as in kselftest).
+		[ "$rc" -ne 0 ] && [ "$rc" -ne 4 ] && [ "$f" -eq 0 ] && f=1
+	fi
+	pass=$((pass + p)) fail=$((fail + f)) skip=$((skip + s))
+	summary+=("$k: $p passed, $f failed, $s skipped (exit $rc)")
+	[ $ktap = 1 ] && flatten "$k" "$out/vm-console.log" "$p" "$f" "$s"
+	return 0
+}
+
+# The test cases of kernel $1's console log $2 as flat result lines, in
+# $flat; $3 $4 $5 are the runner's totals. Each script's cases are the
+# lines indented once under its "# ---- NAME" header; a script's own
+# result line with a reason ("not ok 3 test_x # timed out") is one more
+# failure, as the runner counts it; a script skipped as a whole is one
+# skipped case. Anything that does not add up to the totals is a failure.
+flatten() {
+	local k=$1 log=$2 line p=0 f=0 s=0
+	local -a lines=()
+
+	if [ -f "$log" ]; then
+		mapfile -t lines < <(tr -d '\r' <"$log" | awk -v k="$k" '
+			/^# ---- / { name = $3; next }
+			name != "" && /^    (not )?ok [0-9]+ / {
+				res = $1 == "ok" ? "ok" : "not ok"
+				sub(/^    (not )?ok [0-9]+ /, "")
+				print res " " k " " name ": " $0
+				next
+			}
+			/^not ok [0-9]+ [^ ]+ # / {
+				sub(/^not ok [0-9]+ [^ ]+ # /, "")
+				print "not ok " k " " name ": " $0
+				next
+			}
+			/^ok [0-9]+ [^ ]+ # SKIP/ {
+				sub(/^ok [0-9]+ [^ ]+ # SKIP */, "")
+				print "ok " k " " name " # SKIP " $0
+			}')
+	fi
+	for line in "${lines[@]}"; do
+		case $line in
+		"not ok "*) f=$((f + 1)) ;;
+		*"# SKIP"*) s=$((s + 1)) ;;
+		*) p=$((p + 1)) ;;
+		esac
+		flat+=("$line")
+	done
+	if [ "$p $f $s" != "$3 $4 $5" ]; then
+		flat+=("not ok $k: the console shows $p passed, $f failed, $s skipped; the runner said $3, $4, $5")
+	fi
+}
+
+print_flat() {
+	local i=0 line
+	echo "KTAP version 1"
+	echo "1..${#flat[@]}"
+	for line in "${flat[@]}"; do
+		i=$((i + 1))
+		case $line in
+		"not ok "*) echo "not ok $i ${line#not ok }" ;;
+		*) echo "ok $i ${line#ok }" ;;
+		esac
+	done
+}
+
+main() {
+	local k
+	if [ "${1:-}" = --ktap ]; then
+		ktap=1
+		shift
+	fi
+	[ $# -gt 0 ] || { echo "usage: vm-check.sh [--ktap] KERNEL..." >&2 && exit 1; }
+	if [ ! -f "$ROOT/$RUNNER" ]; then
+		echo "vm-check: no $RUNNER yet, nothing to run"
+		exit 0
+	fi
+	for k in "$@"; do
+		check_kernel "$k"
+	done
+	[ $ktap = 1 ] && print_flat
+	echo "# ==== results"
+	printf '# %s\n' "${summary[@]}"
+	echo "$pass passed, $fail failed, $skip skipped"
+	[ "$fail" -eq 0 ]
+}
+
+main "$@"
