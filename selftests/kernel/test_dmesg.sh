@@ -1,0 +1,61 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0
+#
+# test_dmesg.sh - the kernel log has no warning after the tests (run last).
+#
+# Looks at the kernel log from the last "rbnest-selftest: run.sh start"
+# line on that run.sh writes to /dev/kmsg (all of the log when there is none)
+# for WARNING, BUG, Oops, lockdep, possible circular locking, sleeping
+# function called from invalid context, general protection, RIP:, and
+# prints the lines it found. Also: the module is not left loaded.
+
+# shellcheck source-path=SCRIPTDIR
+. "$(dirname "$0")/ktap_helpers.sh"
+
+if [ "$(id -u 2>/dev/null)" != 0 ]; then
+	ktap_print_header
+	ktap_skip_all "$rbn_test: not root"
+	exit "$KSFT_SKIP"
+fi
+if ! dmesg >/dev/null 2>&1; then
+	ktap_print_header
+	ktap_skip_all "$rbn_test: cannot read the kernel log"
+	exit "$KSFT_SKIP"
+fi
+
+ktap_print_header
+ktap_set_plan 2
+
+mark="rbnest-selftest: run.sh start"
+log=$(mktemp "${RBN_TMPDIR:-${TMPDIR:-/tmp}}/rbnest-dmesg.XXXXXX")
+if dmesg 2>/dev/null | grep -q "$mark"; then
+	ktap_print_msg "kernel log from the last '$mark' on"
+else
+	ktap_print_msg "no '$mark' line: the whole kernel log"
+fi
+rbn_dmesg_after "$mark" >"$log"
+lines=$(wc -l <"$log")
+grep -E "$rbn_dmesg_bad_re" "$log" >"$log.bad"
+bad=$(wc -l <"$log.bad")
+head -n 40 "$log.bad" | sed 's/^/# dmesg: /'
+# the context of the first one
+if [ "$bad" -gt 0 ]; then
+	first=$(grep -n -m 1 -E "$rbn_dmesg_bad_re" "$log" | cut -d: -f1)
+	sed -n "$((first > 5 ? first - 5 : 1)),$((first + 30))p" "$log" |
+		sed 's/^/# context: /'
+fi
+ktap_print_msg "$lines lines checked, $bad matching /$rbn_dmesg_bad_re/"
+ok=0
+[ "$lines" -gt 0 ] && [ "$bad" -eq 0 ] && ok=1
+ktap_test_result $ok "no kernel warning in the log"
+rm -f "$log" "$log.bad"
+
+ok=1
+if rbn_loaded; then
+	ktap_print_msg "$rbn_name is still loaded"
+	ok=0
+fi
+[ -d "$rbn_dir" ] && ok=0
+ktap_test_result $ok "no module left loaded"
+
+ktap_finished

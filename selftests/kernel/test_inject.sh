@@ -1,0 +1,253 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0
+#
+# test_inject.sh - a nested writer at every label of the write path.
+#
+# For each label of the spec, "echo LABEL > inject" arms every CPU; the task
+# writers run until every online CPU reports a hit for the label (re-armed
+# every few seconds: an arming whose interrupt came late is used up; gives
+# up after RBN_INJECT_TIMEOUT s, default 30); then "off", the pages are read
+# and "rbtrace check" must pass on them. The slow-path labels (slow_*, e,
+# f) are only reached by a writer that was interrupted between A and C, so
+# they are armed together with "a". For the labels from a_tail to c the
+# outer event must take the slow path or the nested one a forced absolute
+# stamp: ts_slow + ts_abs grow (only the task source writes here, so no
+# other interrupt nests into writers).
+#
+# Producer/consumer mode, with rbtrace record draining the buffer so that
+# the writers keep moving to new pages: every label but the three of
+# overwrite mode. Overwrite mode, 16 KiB per CPU, no reader: page_full,
+# page_head, page_new_head and the other page labels.
+
+# shellcheck source-path=SCRIPTDIR
+. "$(dirname "$0")/ktap_helpers.sh"
+
+rbn_require rbtrace
+
+labels_pc="a_tail a_before a_after a b c d slow_before slow_ts slow_set e f
+event page_tail page_end page_next commit commit_end"
+labels_ow="page_full page_head page_new_head page_tail page_end page_next"
+# shellcheck disable=SC2086 # word lists
+nr_pc=$(echo $labels_pc | wc -w)
+# shellcheck disable=SC2086
+nr_ow=$(echo $labels_ow | wc -w)
+plan=$((nr_pc + nr_ow + 2))
+wait_max=${RBN_INJECT_TIMEOUT:-30}
+gen="gen_task_busy_us=100 gen_task_idle_us=900"
+t=$rbn_tmp
+
+ktap_print_header
+ktap_set_plan $plan
+
+online=$(rbn_online_cpus | tr '\n' ' ')
+# shellcheck disable=SC2086
+nr_online=$(echo $online | wc -w)
+ktap_print_msg "online CPUs: $online"
+
+# total_hits: hits of all labels
+total_hits()
+{
+	awk '{ for (i = 2; i <= NF; i++) if ($i ~ /^hits=/) n += substr($i, 6) }
+	     END { print n + 0 }' "$rbn_dir/inject"
+}
+
+# total_late: nested interrupts that came after the label gave up
+total_late()
+{
+	awk '$1 == "late" { for (i = 2; i <= NF; i++) { sub(/^[^=]*=/, "", $i); n += $i } }
+	     END { print n + 0 }' "$rbn_dir/inject"
+}
+
+# cpu_hits LABEL: "cpuN=H ..." of the online CPUs ("" without per-CPU fields)
+cpu_hits()
+{
+	_out=
+	for _c in $online; do
+		_v=$(rbn_inject_field "$1" "cpu$_c")
+		[ -n "$_v" ] || return 0
+		_out="$_out cpu$_c=$_v"
+	done
+	echo "$_out"
+}
+
+# all_hit LABEL BASE_HITS BASE_CPU_HITS: every online CPU hit LABEL since
+# the base was taken
+all_hit()
+{
+	if [ -n "$3" ]; then
+		for _c in $online; do
+			_b=$(echo "$3" | tr ' ' '\n' | sed -n "s/^cpu$_c=//p")
+			_v=$(rbn_inject_field "$1" "cpu$_c")
+			[ "${_v:-0}" -gt "${_b:-0}" ] || return 1
+		done
+		return 0
+	fi
+	_v=$(rbn_inject_field "$1" hits)
+	[ $((${_v:-0} - $2)) -ge "$nr_online" ]
+}
+
+# inject_wait LABEL WORDS: arm WORDS until every CPU hit LABEL; then off.
+# Sets hit_secs, hit_cpus and hit_delta.
+inject_wait()
+{
+	_base=$(rbn_inject_field "$1" hits)
+	_base=${_base:-0}
+	_base_cpu=$(cpu_hits "$1")
+	_start=$(date +%s)
+	_armed=$_start
+	_ret=1
+	_narm=1
+	if ! rbn_write inject "$2"; then
+		ktap_print_msg "echo '$2' > inject: $rbn_err"
+		return 1
+	fi
+	while :; do
+		if all_hit "$1" "$_base" "$_base_cpu"; then
+			_ret=0
+			break
+		fi
+		_now=$(date +%s)
+		[ $((_now - _start)) -ge "$wait_max" ] && break
+		if [ $((_now - _armed)) -ge 3 ]; then
+			rbn_write inject "$2"
+			_armed=$_now
+			_narm=$((_narm + 1))
+		fi
+		sleep 1
+	done
+	hit_secs=$(($(date +%s) - _start))
+	rbn_write inject off || ktap_print_msg "echo off > inject: $rbn_err"
+	hit_cpus=$(cpu_hits "$1")
+	_v=$(rbn_inject_field "$1" hits)
+	hit_delta=$((${_v:-0} - _base))
+	ktap_print_msg "$1: armed $_narm times ('$2'), +$hit_delta hits in ${hit_secs}s; per CPU now:${hit_cpus:- (no per-CPU counts)}"
+	return $_ret
+}
+
+# words LABEL: what to write to inject for LABEL
+words()
+{
+	case $1 in
+	slow_before | slow_ts | slow_set | e | f) echo "a $1" ;;
+	*) echo "$1" ;;
+	esac
+}
+
+# one_label MODE LABEL: the whole test of one label
+one_label()
+{
+	_mode=$1
+	_l=$2
+	_rec=$t/rec.$_mode.$_l
+	_ok=1
+	rbn_set tracing_on 1
+	if [ "$_mode" = ow ]; then
+		rbn_set reset 1
+	else
+		rbn_record_start "$_rec"
+	fi
+	rbn_set sources task || ktap_print_msg "$rbn_err"
+	_abs0=$(rbn_stat_sum ts_abs)
+	_slow0=$(rbn_stat_sum ts_slow)
+	_zero0=$(rbn_stat_sum ts_zero)
+	_drop0=$(($(rbn_stat_sum dropped) + $(rbn_stat_sum commit_overrun) + $(rbn_stat_sum overrun)))
+	_hits0=$(total_hits)
+	inject_wait "$_l" "$(words "$_l")" || {
+		ktap_print_msg "$_l: not hit on every online CPU within ${wait_max}s"
+		_ok=0
+	}
+	_hits=$(($(total_hits) - _hits0))
+	rbn_quiesce
+	if [ "$_mode" = ow ]; then
+		rbn_record "$_rec" >"$t/rec.out"
+	else
+		rbn_record_stop >"$t/rec.out"
+	fi
+	_rc=$?
+	[ $_rc -eq 0 ] || {
+		cat "$t/rec.out"
+		ktap_print_msg "rbtrace record exit $_rc"
+		_ok=0
+	}
+	_dabs=$(($(rbn_stat_sum ts_abs) - _abs0))
+	_dslow=$(($(rbn_stat_sum ts_slow) - _slow0))
+	_dzero=$(($(rbn_stat_sum ts_zero) - _zero0))
+	_ddrop=$(($(rbn_stat_sum dropped) + $(rbn_stat_sum commit_overrun) + $(rbn_stat_sum overrun) - _drop0))
+	if ! rbn_check_ok "$_rec" >"$t/check.out"; then
+		cat "$t/check.out"
+		_ok=0
+	fi
+	_nested=$("$RBTRACE" report "$_rec" 2>/dev/null | grep -c ' src=8 ')
+	ktap_print_msg "$_l: ts_abs +$_dabs, ts_slow +$_dslow, ts_zero +$_dzero; $_nested nested (src=8) events recorded of $_hits hits (all labels); lost (dropped, overrun) +$_ddrop; check: $(rbn_check_events "$_rec") events, $(tail -n 1 "$_rec.check")"
+	# Producer/consumer with a reader: every injected event reaches the
+	# pages unless events were dropped. Overwrite mode keeps only the
+	# last 16 KiB: the nested events are usually overwritten by then,
+	# what is checked is that the pages written after them are right.
+	if [ "$_mode" = pc ]; then
+		if [ "$_ddrop" -eq 0 ] && [ "$_nested" -lt "$_hits" ]; then
+			ktap_print_msg "$_l: nested events missing from the recording"
+			_ok=0
+		fi
+		[ "$_nested" -gt 0 ] || _ok=0
+	fi
+	case $_l in
+	a_tail | a_before | a_after | a | b | c)
+		if [ $((_dabs + _dslow)) -eq 0 ]; then
+			ktap_print_msg "$_l: neither ts_slow nor ts_abs grew"
+			_ok=0
+		fi
+		;;
+	slow_before | slow_ts | slow_set | e | f)
+		if [ "$_dslow" -eq 0 ]; then
+			ktap_print_msg "$_l: ts_slow did not grow"
+			_ok=0
+		fi
+		;;
+	esac
+	rm -rf "$_rec" "$_rec.log"
+	ktap_test_result $_ok "$_mode: inject $_l: hit on every CPU, rbtrace check passes"
+}
+
+# ---- producer/consumer -----------------------------------------------------
+
+# shellcheck disable=SC2086 # gen is a list of parameters
+if rbn_load sources= $gen; then
+	ktap_print_msg "producer/consumer, buffer_size_kb $(rbn_get buffer_size_kb), reader running"
+	for l in $labels_pc; do
+		one_label pc "$l"
+	done
+	ktap_print_msg "late interrupts: $(total_late)"
+	ok=0
+	rbn_unload && ok=1
+	[ $ok = 1 ] || ktap_print_msg "$rbn_err"
+	ktap_test_result $ok "unload (producer/consumer)"
+else
+	ktap_print_msg "$rbn_err"
+	for l in $labels_pc; do
+		ktap_test_fail "pc: inject $l (module not loaded)"
+	done
+	ktap_test_fail "unload (producer/consumer)"
+fi
+
+# ---- overwrite -------------------------------------------------------------
+
+# shellcheck disable=SC2086
+if rbn_load overwrite=1 buffer_size_kb="${RBN_INJECT_OW_KB:-16}" sources= $gen; then
+	ktap_print_msg "overwrite, buffer_size_kb $(rbn_get buffer_size_kb), no reader while armed"
+	for l in $labels_ow; do
+		one_label ow "$l"
+	done
+	ktap_print_msg "late interrupts: $(total_late)"
+	ok=0
+	rbn_unload && ok=1
+	[ $ok = 1 ] || ktap_print_msg "$rbn_err"
+	ktap_test_result $ok "unload (overwrite)"
+else
+	ktap_print_msg "$rbn_err"
+	for l in $labels_ow; do
+		ktap_test_fail "ow: inject $l (module not loaded)"
+	done
+	ktap_test_fail "unload (overwrite)"
+fi
+
+ktap_finished
