@@ -37,7 +37,6 @@ int rbn_pipe_init(struct dentry *root);
 void rbn_pipe_exit(void);
 void rbn_pipe_wake_all(void);
 void rbn_pipe_commit_notify(int cpu);
-bool rbn_pipe_busy(void);
 
 /* rb_writers.c */
 void rbn_emit(enum rbn_source src, u64 arg);

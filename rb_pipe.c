@@ -103,10 +103,6 @@ static atomic_t rbn_wake_gen = ATOMIC_INIT(0);
 /* trace_pipe readers and pollers. */
 static DECLARE_WAIT_QUEUE_HEAD(rbn_text_wq);
 
-/* For rbn_pipe_busy(): open trace_pipe_raw files, sub-buffers in pipes. */
-static atomic_t rbn_raw_open_count = ATOMIC_INIT(0);
-static atomic_t rbn_pages_out = ATOMIC_INIT(0);
-
 /* "trace" files open for reading: they stop recording, not tracing. */
 static atomic_t rbn_trace_pauses = ATOMIC_INIT(0);
 
@@ -188,18 +184,6 @@ void rbn_pipe_wake_all(void)
 	for (cpu = 0; cpu < rbn_pipe_nr_cpus; cpu++)
 		wake_up_all(&pcs[cpu].wq);
 	wake_up_all(&rbn_text_wq);
-}
-
-/**
- * rbn_pipe_busy - whether readers hold sub-buffers of the buffer
- *
- * Return: true while a trace_pipe_raw file is open or a sub-buffer spliced
- * out of one is still in a pipe.
- */
-bool rbn_pipe_busy(void)
-{
-	return atomic_read(&rbn_raw_open_count) ||
-	       atomic_read(&rbn_pages_out);
 }
 
 /* ------------------------------------------------------------------ */
@@ -430,7 +414,6 @@ static int rbn_raw_open(struct inode *inode, struct file *file)
 	raw->pc = inode->i_private;
 	mutex_init(&raw->lock);
 	file->private_data = raw;
-	atomic_inc(&rbn_raw_open_count);
 	return nonseekable_open(inode, file);
 }
 
@@ -443,7 +426,6 @@ static int rbn_raw_release(struct inode *inode, struct file *file)
 		__free_pages(raw->cpage, compound_order(raw->cpage));
 	mutex_destroy(&raw->lock);
 	kfree(raw);
-	atomic_dec(&rbn_raw_open_count);
 	return 0;
 }
 
@@ -522,7 +504,6 @@ static void rbn_pipe_buf_release(struct pipe_inode_info *pipe,
 				 struct pipe_buffer *buf)
 {
 	__free_pages(buf->page, buf->private);
-	atomic_dec(&rbn_pages_out);
 	/* Last: the module may go as soon as this returns. */
 	module_put(THIS_MODULE);
 }
@@ -533,7 +514,6 @@ static bool rbn_pipe_buf_get(struct pipe_inode_info *pipe,
 	if (!try_get_page(buf->page))
 		return false;
 	__module_get(THIS_MODULE);
-	atomic_inc(&rbn_pages_out);
 	return true;
 }
 
@@ -588,7 +568,6 @@ static int rbn_raw_splice_one(struct rbn_raw *raw,
 	buf.ops = &rbn_pipe_buf_ops;
 	buf.private = order;
 	__module_get(THIS_MODULE);
-	atomic_inc(&rbn_pages_out);
 	/* On failure add_to_pipe() releases the buffer: see above. */
 	ret = add_to_pipe(pipe, &buf);
 	return ret < 0 ? ret : 0;
