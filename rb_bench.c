@@ -49,7 +49,6 @@
 #include <linux/trace_clock.h>
 #include <linux/uaccess.h>
 #include <linux/utsname.h>
-#include <linux/version.h>
 
 #include "rb_module.h"
 
@@ -205,7 +204,7 @@ static __always_inline void rbn_bench_kcommit(struct trace_buffer *kbuf,
 					      struct ring_buffer_event *event)
 {
 	/* v6.3 dropped the unused event argument. */
-#if KERNEL_VERSION(6, 3, 0) <= LINUX_VERSION_CODE
+#ifdef RBN_RB_COMMIT_NO_EVENT
 	ring_buffer_unlock_commit(kbuf);
 #else
 	ring_buffer_unlock_commit(kbuf, event);
@@ -217,7 +216,7 @@ static __always_inline void rbn_bench_kcommit(struct trace_buffer *kbuf,
  * struct buffer_data_read_page that knows its page, before a bare page
  * the call may swap for another one.
  */
-#if KERNEL_VERSION(6, 8, 0) <= LINUX_VERSION_CODE
+#ifdef RBN_RB_READ_PAGE_STRUCT
 struct rbn_bench_kpage {
 	struct buffer_data_read_page *page;
 };
