@@ -4,20 +4,34 @@
 # the kernel module (through Kbuild), checks and benchmarks.
 #
 #   make              userspace library and test programs (build/user)
-#   make run          build, then run the signal-nesting stress once and
-#                     show what it measured (the VM run replaces this
-#                     when the kernel module is complete)
+#   make run          boot a Debian kernel in QEMU, load rbnest.ko with
+#                     every writer on, record a few seconds and show
+#                     rbtrace check and a trace-cmd excerpt of nested
+#                     events (scripts/run-demo.sh; KERNEL=6.1 default)
 #   make user-lib     build/user/librbnest.a and build/user/include/
 #   make module       the kernel module (KDIR=... to choose the headers;
 #                     C=1 runs sparse on the module sources)
 #   make check        install missing packages, build every variant, run
-#                     the tests (plain, ASan+UBSan, TSan stress, coverage)
+#                     the tests (plain, ASan+UBSan, TSan stress, coverage),
+#                     then the kernel selftests in the VM on each kernel
+#                     of KERNELS (default 6.1; RBN_QUICK=1 durations)
+#   make bench        rbnest against the kernel's ring buffer, in one VM
+#                     boot (scripts/bench.sh; KERNEL=6.1 default)
 #   make bench-user   instructions per event under callgrind, stress rate
 #   make coverage     coverage tests and the coverage report alone
 #   make fuzz         fuzz tools/rbtrace (libFuzzer, clang) for FUZZ_SECONDS
 #                     (default 600) per target; make check runs each
 #                     target for FUZZ_CHECK_SECONDS (default 20)
 #   make deps         install the Debian packages the above need
+#   make vm-check     the kernel selftests (selftests/kernel/run.sh) in a
+#                     QEMU VM (scripts/vm.sh) on each kernel of KERNELS
+#                     (default "6.1"; also 6.1-rt, 6.12, 6.12-rt), e.g.
+#                     make vm-check KERNELS="6.1 6.12 6.12-rt"; VM_CPUS=N
+#                     (default 2), VM_TIMEOUT=SECONDS per kernel (3600),
+#                     VM_ARGS="--mem 8G ..." (more scripts/vm.sh options)
+#   make module-for KVER=6.12
+#                     rbnest.ko for one of those kernels (or an ABI name),
+#                     built in build/vm/ABI/src; prints its path
 #   make clean
 #
 # tools/rbtrace/rbtrace (check and report rbnest recordings) is built by
@@ -101,8 +115,9 @@ Q		:= $(if $(V),,@)
 # Builds inside "make check" use every CPU unless -j was given.
 JOBS		= $(if $(filter -j%,$(MAKEFLAGS)),,-j$(shell nproc 2>/dev/null || echo 1))
 
-.PHONY: all run user-lib module module-clean check check-build bench-user \
-	coverage deps clean fuzz fuzz-build $(addprefix tests-,$(VARIANTS))
+.PHONY: all run bench user-lib module module-clean check check-build bench-user \
+	coverage deps clean fuzz fuzz-build $(addprefix tests-,$(VARIANTS)) \
+	vm-check module-for
 
 all: user-lib tests-user rbtrace
 
@@ -237,6 +252,25 @@ module-clean:
 	@if [ -n "$(KDIR)" ] && [ -d "$(KDIR)" ]; then \
 		$(MAKE) -C $(KDIR) M=$(CURDIR) clean; fi
 
+# ---- the module in a VM (scripts/vm.sh) -----------------------------------
+
+KERNELS		?= 6.1
+VM_CPUS		?= 2
+VM_TIMEOUT	?= 3600
+
+module-for:
+	@if [ -z "$(KVER)" ]; then \
+		echo "usage: make module-for KVER=6.1|6.1-rt|6.12|6.12-rt|ABI" >&2; \
+		exit 1; \
+	fi
+	@bash scripts/deps.sh --kernels "$(KVER)"
+	@bash scripts/vm-kernel.sh module "$(KVER)"
+
+vm-check:
+	@bash scripts/deps.sh --kernels "$(KERNELS)"
+	@VM_CPUS="$(VM_CPUS)" VM_TIMEOUT="$(VM_TIMEOUT)" \
+		bash scripts/vm-check.sh $(KERNELS)
+
 # ---- tests ---------------------------------------------------------------
 
 deps:
@@ -248,18 +282,25 @@ endef
 
 COV_RUN		= '@cov/coverage $(PYTHON) scripts/coverage.py --build $(BUILD)/cov'
 
+# The kernel selftests, one run per kernel, each test case a result line.
+VM_RUNS		= $(foreach k,$(KERNELS),'@vm-$(k) RBN_QUICK=$(RBN_QUICK) \
+		  VM_CPUS=$(VM_CPUS) VM_TIMEOUT=$(VM_TIMEOUT) \
+		  bash scripts/vm-check.sh --ktap $(k)')
+RBN_QUICK	?= 1
+
 # A test program that does not build is reported as a failed run (its
 # binary is removed first so that a stale one never runs); the others
 # still run.
 check:
-	@bash scripts/deps.sh
+	@bash scripts/deps.sh --kernels "$(KERNELS)"
 	@rm -f $(foreach v,$(VARIANTS),$(addprefix $(BUILD)/$(v)/,$(TESTS_$(v)))) \
 		$(RBTRACE_BINS) $(FUZZ_BINS)
 	@build=; $(MAKE) --no-print-directory -k $(JOBS) check-build || \
 		build='!build some programs did not build (errors above)'; \
 	find $(BUILD)/cov -name '*.gcda' -delete 2>/dev/null; \
 	bash $(TEST_DIR)/run.sh $(foreach v,$(VARIANTS),$(call run_args,$(v))) \
-		$(RBTRACE_RUNS) $(FUZZ_RUN) $(COV_RUN) $${build:+"$$build"}
+		$(RBTRACE_RUNS) $(FUZZ_RUN) $(COV_RUN) $(VM_RUNS) \
+		$${build:+"$$build"}
 
 check-build: user-lib $(addprefix tests-,$(VARIANTS)) $(RBTRACE_BINS) \
 	$(FUZZ_BINS)
@@ -270,10 +311,16 @@ coverage: tests-cov
 
 # ---- run -----------------------------------------------------------------
 
+KERNEL		?= 6.1
+
 run:
-	@bash scripts/deps.sh
-	@$(MAKE) --no-print-directory $(JOBS) $(BUILD)/user/test_stress
-	RBN_STRESS_EVENTS=$${RBN_STRESS_EVENTS:-4000000} $(BUILD)/user/test_stress
+	@bash scripts/deps.sh --kernels "$(KERNEL)"
+	@$(MAKE) --no-print-directory $(JOBS) rbtrace
+	@KERNEL="$(KERNEL)" bash scripts/run-demo.sh
+
+bench:
+	@bash scripts/deps.sh --kernels "$(KERNEL)"
+	@KERNEL="$(KERNEL)" bash scripts/bench.sh
 
 # ---- benchmark -----------------------------------------------------------
 
