@@ -40,6 +40,29 @@ static void *rbn_hook_arg;
 /* Serialises hook installation and the inject file's writers. */
 static DEFINE_MUTEX(rbn_hook_mutex);
 
+/*
+ * Turn the jump sites of the write path on or off while no writer of the
+ * module's buffer runs through them: recording off, then a grace period
+ * waits for writers already past rbn_reserve()'s recording check (they
+ * run with preemption off, NMIs included). text_poke_bp() is meant to be
+ * safe against CPUs executing a site being patched, but patching these
+ * sites under a full load of writers crashed Debian's 6.12 in QEMU (TCG)
+ * with an int3 oops in rbn_reserve(). Writers that come meanwhile find
+ * recording off, as with tracing_on=0: no sequence number is used, so
+ * readers see no loss. The benchmark's private buffers are written only
+ * by the task that installs its hook.
+ */
+static void rbn_hook_key_set(bool on)
+{
+	rbn_record_disable(rbn_buf);
+	synchronize_rcu();
+	if (on)
+		static_branch_enable(&rbn_hook_key);
+	else
+		static_branch_disable(&rbn_hook_key);
+	rbn_record_enable(rbn_buf);
+}
+
 /**
  * rbn_hook_call - the write path reached a label while a hook is installed
  * @buffer:	the buffer being written
@@ -75,7 +98,7 @@ int rbn_hook_install(rbn_hook_fn fn, void *arg)
 		WRITE_ONCE(rbn_hook_arg, arg);
 		/* @arg is visible before @fn; see rbn_hook_call(). */
 		smp_store_release(&rbn_hook_func, fn);
-		static_branch_enable(&rbn_hook_key);
+		rbn_hook_key_set(true);
 	}
 	mutex_unlock(&rbn_hook_mutex);
 	return ret;
@@ -86,7 +109,7 @@ static void __rbn_hook_remove(void)
 	lockdep_assert_held(&rbn_hook_mutex);
 	if (!rbn_hook_func)
 		return;
-	static_branch_disable(&rbn_hook_key);
+	rbn_hook_key_set(false);
 	WRITE_ONCE(rbn_hook_func, NULL);
 	/* Writers run with preemption off: a grace period waits for them. */
 	synchronize_rcu();
@@ -317,7 +340,7 @@ static ssize_t rbn_inject_write(struct file *file, const char __user *ubuf,
 	if (!rbn_hook_func) {
 		/* Arming above is visible before the hook; see rbn_hook_call(). */
 		smp_store_release(&rbn_hook_func, rbn_inject_hook);
-		static_branch_enable(&rbn_hook_key);
+		rbn_hook_key_set(true);
 	}
 	ret = cnt;
 out_unlock:
