@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # test_badinput.sh - bad writes to every writable file are refused with the
-# errno of the spec and change nothing.
+# errno of the README and change nothing.
 #
 # Each write is one write(2) done by dd (the shells' echo does not tell the
 # errno: dash prints "I/O error" for all of them); the error text dd prints

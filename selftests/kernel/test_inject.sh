@@ -3,7 +3,7 @@
 #
 # test_inject.sh - a nested writer at every label of the write path.
 #
-# For each label of the spec, "echo LABEL > inject" arms every CPU; the task
+# For each label of the README, "echo LABEL > inject" arms every CPU; the task
 # writers run until every online CPU reports a hit for the label (re-armed
 # every few seconds: an arming whose interrupt came late is used up; gives
 # up after RBN_INJECT_TIMEOUT s, default 30); then "off", the pages are read

@@ -12,7 +12,7 @@ rbn_require insmod rmmod
 ktap_print_header
 ktap_set_plan 12
 
-# The files of the spec and their modes (per_cpu files are checked per CPU).
+# The files of the README and their modes (per_cpu files are checked per CPU).
 spec_files="trace:600 trace_pipe:400 buffer_size_kb:600 tracing_on:600
 trace_clock:600 buffer_percent:600 reset:200 header_page:400
 header_event:400 events/rbnest/sample/format:400 sources:600
@@ -29,7 +29,7 @@ else
 fi
 ktap_test_result $ok "load with default parameters"
 if [ $ok = 0 ]; then
-	for t in "spec files and modes" "per_cpu directories" "root only" \
+	for t in "files and modes" "per_cpu directories" "root only" \
 		 "default values" "unload"; do
 		ktap_test_fail "$t (module not loaded)"
 	done
@@ -71,8 +71,8 @@ if [ $ok = 1 ]; then
 			fi
 		done
 	done
-	ktap_print_msg "$nfiles files of the spec checked"
-	ktap_test_result $ok "every file of the spec present with its mode"
+	ktap_print_msg "$nfiles files of the README checked"
+	ktap_test_result $ok "every file of the README present with its mode"
 
 	# ---- 3: a per_cpu directory for every online CPU
 	ok=1

@@ -9,7 +9,7 @@
 # (sources off, tracing off, drained) must pass "rbtrace check".
 #
 # Shrinking may be refused with EBUSY while unread events would have to go
-# (the spec: "resize refused; buffer untouched on error"): then the size
+# (the README: "resize refused; buffer untouched on error"): then the size
 # must be unchanged, and the shrink is done again on an emptied buffer,
 # where it must succeed.
 

@@ -3,7 +3,8 @@
 #
 # test_unload.sh - rmmod with blocked readers and with pages held by a pipe.
 #
-# The spec: "unload waits or fails with -EBUSY". rmmod must never hang and
+# Unload waits or fails while readers or pipes hold the module (EAGAIN,
+# "in use"). rmmod must never hang and
 # never free what a reader or a pipe still uses.
 #
 #  A. Two readers blocked on an empty buffer (buffer_percent=100): dd in
