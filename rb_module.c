@@ -142,6 +142,20 @@ static void __rbn_buffer_reset(int clock)
 }
 
 /**
+ * rbn_tracing_is_on - the tracing_on file's value
+ *
+ * Readers stop waiting when it is 0. The core's recording switch is not
+ * the same thing: it also goes off for a moment while the buffer is
+ * reset, the clock switched or the write-path hook patched in.
+ *
+ * Return: true when tracing is on.
+ */
+bool rbn_tracing_is_on(void)
+{
+	return READ_ONCE(rbn_tracing_on);
+}
+
+/**
  * rbn_buffer_reset - drop every event of every CPU
  *
  * Restarts the sequence numbers and the counters; may sleep.

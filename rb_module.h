@@ -30,6 +30,7 @@ extern unsigned int rbn_buffer_percent;
 
 /* rb_module.c */
 void rbn_buffer_reset(void);
+bool rbn_tracing_is_on(void);
 struct dentry *rbn_debugfs_cpu_dir(int cpu);
 
 /* rb_pipe.c */

@@ -113,10 +113,14 @@ static struct dentry *rbn_trace_pipe_dentry;
 /* Waking                                                             */
 /* ------------------------------------------------------------------ */
 
-/* Tracing is off, or the buffer is being reset: readers stop waiting. */
+/*
+ * tracing_on is 0: readers stop waiting. Not the core's recording switch,
+ * which also goes off for a moment while the buffer is reset, the clock
+ * switched or the write-path hook patched in.
+ */
 static bool rbn_pipe_stopped(void)
 {
-	return !rbn_record_is_on(rbn_buf) && !atomic_read(&rbn_trace_pauses);
+	return !rbn_tracing_is_on() && !atomic_read(&rbn_trace_pauses);
 }
 
 static bool rbn_pipe_going(void)
