@@ -96,10 +96,20 @@ ktap_test_result $ok "real interrupts nest: forced absolute stamps and slow path
 
 # ---- 4: depth
 ok=0
+# Three deep is task -> softirq -> hardirq (or an NMI in a hardirq
+# writer). On PREEMPT_RT softirqs run in threads, in task context, so
+# only an interrupt (depth 2) or an NMI inside an interrupt's write (rare)
+# nests into a task writer there.
+want_depth=3
+if [ "$(cat /sys/kernel/realtime 2>/dev/null)" = 1 ] ||
+   uname -v | grep -q PREEMPT_RT; then
+	want_depth=2
+	ktap_print_msg "PREEMPT_RT: softirqs are threads, want depth >= 2"
+fi
 depth=$(rbn_stat_max max_depth)
-ktap_print_msg "max_depth over CPUs: $depth (want >= 3)"
-[ "$depth" -ge 3 ] && ok=1
-ktap_test_result $ok "writers nested at least three deep"
+ktap_print_msg "max_depth over CPUs: $depth (want >= $want_depth)"
+[ "$depth" -ge "$want_depth" ] && ok=1
+ktap_test_result $ok "writers nested (three deep, two on PREEMPT_RT)"
 
 # ---- 5: every source wrote
 ok=1
