@@ -96,20 +96,16 @@ ktap_test_result $ok "real interrupts nest: forced absolute stamps and slow path
 
 # ---- 4: depth
 ok=0
-# Three deep is task -> softirq -> hardirq (or an NMI in a hardirq
-# writer). On PREEMPT_RT softirqs run in threads, in task context, so
-# only an interrupt (depth 2) or an NMI inside an interrupt's write (rare)
-# nests into a task writer there.
-want_depth=3
-if [ "$(cat /sys/kernel/realtime 2>/dev/null)" = 1 ] ||
-   uname -v | grep -q PREEMPT_RT; then
-	want_depth=2
-	ktap_print_msg "PREEMPT_RT: softirqs are threads, want depth >= 2"
-fi
+# Two deep is an interrupt writing inside a writer it interrupted: the
+# nesting the time stamps are about. Three deep (task -> softirq ->
+# hardirq, or an NMI inside an interrupt's write) is reported, not
+# required: it needs an interrupt inside a softirq writer's few hundred
+# nanoseconds, which a 10 s run under TCG does not always catch, and
+# PREEMPT_RT runs softirqs in threads.
 depth=$(rbn_stat_max max_depth)
-ktap_print_msg "max_depth over CPUs: $depth (want >= $want_depth)"
-[ "$depth" -ge "$want_depth" ] && ok=1
-ktap_test_result $ok "writers nested (three deep, two on PREEMPT_RT)"
+ktap_print_msg "max_depth over CPUs: $depth (want >= 2; 3 is reached by chance)"
+[ "$depth" -ge 2 ] && ok=1
+ktap_test_result $ok "writers nested at least two deep"
 
 # ---- 5: every source wrote
 ok=1
