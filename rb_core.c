@@ -119,11 +119,14 @@ struct rbn_cpu_buffer {
 	struct rbn_bpage *reader_page;
 	struct rbn_bpage *pages;	/* any page of the ring */
 	unsigned long nr_pages;
+	/* Also read without the lock: rbn_cpu_percent_full(). */
 	unsigned long read;
 	unsigned long read_bytes;
 	unsigned long last_overrun;
 	unsigned long lost_events;
 	u64 read_stamp;
+	/* rbn_reset_cpu() calls; read without the lock: rbn_cpu_resets(). */
+	unsigned long resets;
 };
 
 struct rbn_buffer {
@@ -1348,9 +1351,10 @@ static void rb_advance_reader(struct rbn_cpu_buffer *cpu_buffer)
 	struct rbn_event *event = rb_reader_event(cpu_buffer);
 
 	if (event->type_len <= RBN_TYPE_DATA_MAX)
-		cpu_buffer->read++;
+		WRITE_ONCE(cpu_buffer->read, cpu_buffer->read + 1);
 	rb_update_read_stamp(cpu_buffer, event);
-	cpu_buffer->read_bytes += rb_event_length(event);
+	WRITE_ONCE(cpu_buffer->read_bytes,
+		   cpu_buffer->read_bytes + rb_event_length(event));
 	cpu_buffer->reader_page->read += rb_event_length(event);
 }
 
@@ -1565,8 +1569,10 @@ int rbn_read_page(struct rbn_buffer *buffer, int cpu, void **data_page,
 		bpage->time_stamp = save_timestamp;
 	} else {
 		/* A whole, finished sub-buffer: swap it with the caller's. */
-		cpu_buffer->read += rb_page_entries(reader);
-		cpu_buffer->read_bytes += commit;
+		WRITE_ONCE(cpu_buffer->read,
+			   cpu_buffer->read + rb_page_entries(reader));
+		WRITE_ONCE(cpu_buffer->read_bytes,
+			   cpu_buffer->read_bytes + commit);
 		local_set(&bpage->commit, 0);
 		bpage->time_stamp = 0;
 		bpage = reader->page;
@@ -1696,8 +1702,8 @@ static void rb_reset_cpu(struct rbn_cpu_buffer *cpu_buffer)
 	local_set(&cpu_buffer->ts_extend, 0);
 	local_set(&cpu_buffer->recursion, 0);
 	cpu_buffer->max_depth = 0;
-	cpu_buffer->read = 0;
-	cpu_buffer->read_bytes = 0;
+	WRITE_ONCE(cpu_buffer->read, 0);
+	WRITE_ONCE(cpu_buffer->read_bytes, 0);
 	cpu_buffer->last_overrun = 0;
 	cpu_buffer->lost_events = 0;
 	cpu_buffer->read_stamp = 0;
@@ -1853,6 +1859,17 @@ static void rb_unquiesce(struct rbn_buffer *buffer)
 	atomic_dec(&buffer->record_disabled);
 }
 
+/* With the writers quiesced: empty a CPU's buffer, against its readers. */
+static void rb_reset_cpu_reader(struct rbn_cpu_buffer *cpu_buffer)
+{
+	unsigned long flags = 0;
+
+	rbn_reader_lock(&cpu_buffer->reader_lock, flags);
+	rb_reset_cpu(cpu_buffer);
+	WRITE_ONCE(cpu_buffer->resets, cpu_buffer->resets + 1);
+	rbn_reader_unlock(&cpu_buffer->reader_lock, flags);
+}
+
 /**
  * rbn_reset_cpu - drop everything in one CPU's buffer and its counters
  * @buffer:	the buffer
@@ -1863,15 +1880,30 @@ static void rb_unquiesce(struct rbn_buffer *buffer)
 void rbn_reset_cpu(struct rbn_buffer *buffer, int cpu)
 {
 	struct rbn_cpu_buffer *cpu_buffer = rb_reader_cpu(buffer, cpu);
-	unsigned long flags = 0;
 
 	if (!cpu_buffer)
 		return;
 	rb_quiesce(buffer);
-	rbn_reader_lock(&cpu_buffer->reader_lock, flags);
-	rb_reset_cpu(cpu_buffer);
-	rbn_reader_unlock(&cpu_buffer->reader_lock, flags);
+	rb_reset_cpu_reader(cpu_buffer);
 	rb_unquiesce(buffer);
+}
+
+/**
+ * rbn_cpu_resets - how many times a CPU's buffer was reset
+ * @buffer:	the buffer
+ * @cpu:	the CPU
+ *
+ * A generation number for readers that wait: it changes with every
+ * rbn_reset_cpu() and rbn_reset() of @cpu, and never otherwise. Lockless;
+ * any context.
+ *
+ * Return: the count, 0 for a CPU out of range.
+ */
+unsigned long rbn_cpu_resets(struct rbn_buffer *buffer, int cpu)
+{
+	struct rbn_cpu_buffer *cpu_buffer = rb_reader_cpu(buffer, cpu);
+
+	return cpu_buffer ? READ_ONCE(cpu_buffer->resets) : 0;
 }
 
 /**
@@ -1884,8 +1916,11 @@ void rbn_reset(struct rbn_buffer *buffer)
 {
 	int cpu;
 
+	/* One wait for the writers of every CPU. */
+	rb_quiesce(buffer);
 	for (cpu = 0; cpu < buffer->nr_cpus; cpu++)
-		rbn_reset_cpu(buffer, cpu);
+		rb_reset_cpu_reader(buffer->cpu_buffers[cpu]);
+	rb_unquiesce(buffer);
 }
 
 /*
@@ -2224,9 +2259,15 @@ static struct rbn_bpage *rb_first_unread(struct rbn_cpu_buffer *cpu_buffer,
  * The fill level counts the bytes reserved and not yet read (events,
  * stamps and paddings) plus one sub-buffer, against the size of the ring,
  * as ftrace's buffer_percent does: 100 is reached when all but one
- * sub-buffer are full. Committed unread data is required at any level.
- * Takes the reader lock; never moves the reader. Callable from any
- * context but NMI.
+ * sub-buffer are full. A committed unread event is required at any level.
+ *
+ * Lockless: it reads the counters only, and never the reader lock. A
+ * writer, and whatever a writer queues to run on top of itself, may call
+ * it in any context up to NMI. It must: a reader on another CPU may hold
+ * the reader lock while it waits for this CPU's writer to finish pushing
+ * the head page (rb_get_reader_page()), so a writer that waits for the
+ * lock never finishes. A reader's counters are read as one word each and
+ * may be a read behind, which only delays a wake-up until the next commit.
  *
  * Return: true when the watermark is reached.
  */
@@ -2234,30 +2275,23 @@ bool rbn_cpu_percent_full(struct rbn_buffer *buffer, int cpu,
 			  unsigned int percent)
 {
 	struct rbn_cpu_buffer *cpu_buffer = rb_reader_cpu(buffer, cpu);
-	struct rbn_bpage *commit_page, *first;
-	unsigned long flags = 0;
 	long unread;
-	bool ret;
 
 	if (!cpu_buffer)
 		return false;
-	rbn_reader_lock(&cpu_buffer->reader_lock, flags);
-	commit_page = READ_ONCE(cpu_buffer->commit_page);
-	smp_rmb(); /* commit_page, then the pages' commits */
-	first = rb_first_unread(cpu_buffer, commit_page);
-	unread = local_read(&cpu_buffer->entries_bytes) -
-		(long)cpu_buffer->read_bytes;
-	rbn_reader_unlock(&cpu_buffer->reader_lock, flags);
-
-	if (!first)
+	/* Committed, neither overwritten nor read: rb_num_of_entries(). */
+	if ((long)(local_read(&cpu_buffer->entries) -
+		   local_read(&cpu_buffer->overrun) -
+		   READ_ONCE(cpu_buffer->read)) <= 0)
 		return false;
 	if (!percent)
 		return true;
+	unread = local_read(&cpu_buffer->entries_bytes) -
+		 (long)READ_ONCE(cpu_buffer->read_bytes);
 	if (unread < 0)
 		unread = 0;
-	ret = ((u64)unread + buffer->subbuf_size) * 100 >=
+	return ((u64)unread + buffer->subbuf_size) * 100 >=
 		(u64)percent * buffer->nr_pages * buffer->subbuf_size;
-	return ret;
 }
 
 /**

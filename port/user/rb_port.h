@@ -200,6 +200,8 @@ extern __thread int rbn_user_cpu;
 extern __thread int rbn_user_context;
 extern int rbn_user_nr_cpus;
 extern unsigned long rbn_user_warnings;
+/* rbn_port_cpu_relax() calls: tests see a reader spinning on the head. */
+extern unsigned long rbn_user_relax_count;
 
 #define RBN_NR_CPUS_MAX		64
 
@@ -226,6 +228,7 @@ static inline int rbn_port_context_level(void)
 /* A reader waiting for a writer's head push; its thread may be preempted. */
 static inline void rbn_port_cpu_relax(void)
 {
+	__atomic_add_fetch(&rbn_user_relax_count, 1, __ATOMIC_RELAXED);
 	sched_yield();
 }
 
