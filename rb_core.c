@@ -412,6 +412,49 @@ static __always_inline void trace_recursive_unlock(struct rbn_cpu_buffer *cpu_bu
 /* Commit                                                             */
 /* ------------------------------------------------------------------ */
 
+/*
+ * Memory ordering between a CPU's writers and readers on other CPUs.
+ * Writers on one CPU are ordered among themselves by program order and
+ * barrier(); what crosses CPUs is listed here, writer side first.
+ *
+ *  W1  rb_set_commit_to_write(), first loop: smp_wmb() before a page's
+ *      commit is set as the commit leaves it. Orders the page's events
+ *      (written before the tail moved on) before that commit. Pairs with
+ *      R2 and R3.
+ *  W2  rb_set_commit_to_write(), first loop: smp_wmb() after that commit,
+ *      before commit_page moves on. Orders the final commit of a page
+ *      before the commit page leaving it. Pairs with R1.
+ *  W3  rb_set_commit_to_write(), second loop: smp_wmb() before the commit
+ *      of the page the writer is on. Orders its events before the commit
+ *      that covers them. Pairs with R2 and R3.
+ *  W4  rb_reset_tail(): smp_wmb() after the padding or discarded event,
+ *      before the write index moves. A nested writer on this CPU reads the
+ *      index; readers on other CPUs see the padding through the commit
+ *      that later covers it (W1).
+ *  W5  rb_handle_head_page(), rb_tail_page_update(), a reader's swap:
+ *      cmpxchg() on the flagged page pointers, full barriers. The
+ *      overrun a writer adds after HEAD -> UPDATE is ordered by its
+ *      cmpxchg. Pairs with R4.
+ *
+ *  R1  rb_get_reader_page(), rb_first_unread() callers, rb_iter_snapshot(),
+ *      rbn_read_page(): READ_ONCE(commit_page), smp_rmb(), then a page's
+ *      commit. A page the commit has left has its final commit (W2).
+ *  R2  rb_buffer_peek(): smp_rmb() after rb_get_reader_page() read the
+ *      reader page's commit, before the events under it (W1, W3).
+ *  R3  rbn_read_page(): smp_rmb() after the reader page's commit, before
+ *      its events are copied or the page handed out (W1, W3).
+ *  R4  rb_get_reader_page(): smp_mb() between setting up the reader page's
+ *      pointers and reading the overrun that goes with the swap; the
+ *      swap's cmpxchg fails if a writer pushed the head meanwhile (W5).
+ *  R5  rbn_cpu_percent_full(): counters read without order or lock; a
+ *      stale value only moves a wake-up to the next commit. The wake-up
+ *      protocol itself (a reader's wake bit against the writer's commit)
+ *      is the module's: two smp_mb(), see rb_pipe.c.
+ *
+ * Iterators (rbn_iter_*) read with recording off and the writers past a
+ * grace period, which orders everything they read.
+ */
+
 static __always_inline void rb_start_commit(struct rbn_cpu_buffer *cpu_buffer)
 {
 	local_inc(&cpu_buffer->committing);
@@ -435,12 +478,16 @@ again:
 			return;
 		if (RBN_WARN_ON(rb_is_reader_page(READ_ONCE(cpu_buffer->tail_page))))
 			return;
-		/* The writes to this page happened before the tail moved. */
+		/*
+		 * W1: the events on this page, written before the tail moved
+		 * on, before the commit that covers them.
+		 */
+		smp_wmb();
 		local_set(&cpu_buffer->commit_page->page->commit,
 			  rb_page_write(cpu_buffer->commit_page));
 		/*
-		 * A reader that sees the commit leave a page relies on the
-		 * page's commit being final: rb_get_reader_page().
+		 * W2: a reader that sees the commit leave a page relies on
+		 * the page's commit being final: rb_get_reader_page().
 		 */
 		smp_wmb();
 		WRITE_ONCE(cpu_buffer->commit_page,
@@ -449,7 +496,7 @@ again:
 	}
 	while (rb_page_commit(cpu_buffer->commit_page) !=
 	       rb_page_write(cpu_buffer->commit_page)) {
-		/* Readers must see the events before the commit that covers them. */
+		/* W3: the events before the commit that covers them. */
 		smp_wmb();
 		local_set(&cpu_buffer->commit_page->page->commit,
 			  rb_page_write(cpu_buffer->commit_page));
@@ -1373,7 +1420,7 @@ static struct rbn_event *rb_buffer_peek(struct rbn_cpu_buffer *cpu_buffer,
 		reader = rb_get_reader_page(cpu_buffer);
 		if (!reader)
 			return NULL;
-		/* Read the commit before the events it covers. */
+		/* R2: the commit before the events it covers. */
 		smp_rmb();
 		event = rb_reader_event(cpu_buffer);
 		if (RBN_WARN_ON(rb_null_event(event)))
@@ -1530,10 +1577,11 @@ int rbn_read_page(struct rbn_buffer *buffer, int cpu, void **data_page,
 	 * rb_get_reader_page()), the page's commit before its events.
 	 */
 	commit_page = READ_ONCE(cpu_buffer->commit_page);
-	smp_rmb(); /* commit_page, then the page's commit and events */
-	event = rb_reader_event(cpu_buffer);
+	smp_rmb(); /* R1: commit_page, then the page's commit */
 	read = reader->read;
 	commit = rb_page_commit(reader);
+	smp_rmb(); /* R3: the page's commit, then its events */
+	event = rb_reader_event(cpu_buffer);
 	missed_events = cpu_buffer->lost_events;
 
 	if (read || len < commit - read || commit_page == reader) {
