@@ -2489,23 +2489,21 @@ static struct rbn_event *rb_iter_event(struct rbn_iter *iter)
 }
 
 /**
- * rbn_iter_start - start reading a CPU's events without consuming them
+ * rbn_iter_prepare - set up an iterator over a CPU's events, first step
  * @buffer:	the buffer
  * @cpu:	the CPU
  *
  * Turns recording off (for every CPU: the buffer has one switch, as
- * rbn_record_disable()) and waits for writers in progress, so may sleep;
- * rbn_iter_finish() turns it back on. The iterator covers the events that
- * were unread at this point. A consuming reader of @cpu (rbn_peek(),
- * rbn_consume(), rbn_read_page()) or a reset while the iterator exists ends
- * it early: rbn_iter_peek() returns NULL from then on.
+ * rbn_record_disable()) without waiting for writers in progress. To read
+ * several CPUs, prepare an iterator for each, wait once with
+ * rbn_iter_prepare_sync(), then take each one's snapshot with
+ * rbn_iter_snapshot(). rbn_iter_finish() turns recording back on.
  *
  * Return: the iterator, or NULL for a bad CPU or no memory.
  */
-struct rbn_iter *rbn_iter_start(struct rbn_buffer *buffer, int cpu)
+struct rbn_iter *rbn_iter_prepare(struct rbn_buffer *buffer, int cpu)
 {
 	struct rbn_cpu_buffer *cpu_buffer = rb_reader_cpu(buffer, cpu);
-	unsigned long flags = 0;
 	struct rbn_iter *iter;
 
 	if (!cpu_buffer)
@@ -2520,11 +2518,64 @@ struct rbn_iter *rbn_iter_start(struct rbn_buffer *buffer, int cpu)
 		return NULL;
 	}
 	iter->cpu_buffer = cpu_buffer;
+	atomic_inc(&buffer->record_disabled);
+	return iter;
+}
 
-	rb_quiesce(buffer);
+/**
+ * rbn_iter_prepare_sync - wait for the writers after rbn_iter_prepare()
+ * @buffer:	the buffer
+ *
+ * Returns when no writer that started before recording went off is still
+ * in the write path. May sleep.
+ */
+void rbn_iter_prepare_sync(struct rbn_buffer *buffer)
+{
+	/* Only rbn_iter_prepare() turned recording off. */
+	RBN_WARN_ON(!atomic_read(&buffer->record_disabled));
+	rbn_port_synchronize_writers();
+}
+
+/**
+ * rbn_iter_snapshot - start a prepared iterator at the consumer's position
+ * @iter:	an iterator from rbn_iter_prepare(), after rbn_iter_prepare_sync()
+ *
+ * The iterator covers the events that are unread now. May bring the head
+ * page in as the reader page when the reader page is used up, like a
+ * consuming read: the caller serialises it with its consuming readers of
+ * the CPU as it does those among themselves. A consuming read of the CPU
+ * (rbn_peek(), rbn_consume(), rbn_read_page()) or a reset while the
+ * iterator exists ends it early: rbn_iter_peek() returns NULL from then on.
+ */
+void rbn_iter_snapshot(struct rbn_iter *iter)
+{
+	struct rbn_cpu_buffer *cpu_buffer = iter->cpu_buffer;
+	unsigned long flags = 0;
+
 	rbn_reader_lock(&cpu_buffer->reader_lock, flags);
 	rb_iter_snapshot(iter);
 	rbn_reader_unlock(&cpu_buffer->reader_lock, flags);
+}
+
+/**
+ * rbn_iter_start - start reading a CPU's events without consuming them
+ * @buffer:	the buffer
+ * @cpu:	the CPU
+ *
+ * rbn_iter_prepare(), rbn_iter_prepare_sync() and rbn_iter_snapshot() in
+ * one, for a single CPU; may sleep. rbn_iter_finish() turns recording
+ * back on.
+ *
+ * Return: the iterator, or NULL for a bad CPU or no memory.
+ */
+struct rbn_iter *rbn_iter_start(struct rbn_buffer *buffer, int cpu)
+{
+	struct rbn_iter *iter = rbn_iter_prepare(buffer, cpu);
+
+	if (!iter)
+		return NULL;
+	rbn_iter_prepare_sync(buffer);
+	rbn_iter_snapshot(iter);
 	return iter;
 }
 
@@ -2533,7 +2584,8 @@ struct rbn_iter *rbn_iter_start(struct rbn_buffer *buffer, int cpu)
  * @iter:	the iterator
  *
  * Takes a new snapshot from the consumer's current position, which is the
- * start of the old one unless a consumer read meanwhile.
+ * start of the old one unless a consumer read meanwhile. Serialised with
+ * consuming readers as rbn_iter_snapshot() is.
  */
 void rbn_iter_reset(struct rbn_iter *iter)
 {

@@ -209,6 +209,9 @@ unsigned long rbn_cpu_resets(struct rbn_buffer *buffer, int cpu);
 /* Reading without consuming; recording is off while an iterator exists. */
 struct rbn_iter;
 
+struct rbn_iter *rbn_iter_prepare(struct rbn_buffer *buffer, int cpu);
+void rbn_iter_prepare_sync(struct rbn_buffer *buffer);
+void rbn_iter_snapshot(struct rbn_iter *iter);
 struct rbn_iter *rbn_iter_start(struct rbn_buffer *buffer, int cpu);
 void rbn_iter_reset(struct rbn_iter *iter);
 struct rbn_event *rbn_iter_peek(struct rbn_iter *iter, u64 *ts);

@@ -3147,6 +3147,69 @@ static void t_fill_level(void)
 	rbn_free(b);
 }
 
+/* Reset generations, and iterators of two CPUs prepared with one wait. */
+static void t_resets_and_prepared_iters(void)
+{
+	struct rbn_buffer *b = mkbuf(4, 0, false, 2);
+	struct rbn_iter *it[2];
+	unsigned int n[2] = { 0, 0 };
+	int cpu, i;
+	u64 ts;
+
+	if (!b)
+		return;
+	mock_now = 100;
+	CHECK(rbn_cpu_resets(b, 0) == 0 && rbn_cpu_resets(b, 1) == 0 &&
+	      rbn_cpu_resets(b, 2) == 0 && rbn_cpu_resets(b, -1) == 0,
+	      "new buffer, bad CPUs");
+	rbn_reset_cpu(b, 1);
+	CHECK(rbn_cpu_resets(b, 0) == 0 && rbn_cpu_resets(b, 1) == 1,
+	      "reset of cpu 1: %lu/%lu", rbn_cpu_resets(b, 0),
+	      rbn_cpu_resets(b, 1));
+	rbn_reset(b);
+	CHECK(rbn_cpu_resets(b, 0) == 1 && rbn_cpu_resets(b, 1) == 2,
+	      "reset of all: %lu/%lu", rbn_cpu_resets(b, 0),
+	      rbn_cpu_resets(b, 1));
+	ktap_print("resets after rbn_reset_cpu(1) and rbn_reset(): cpu0 %lu, cpu1 %lu",
+		   rbn_cpu_resets(b, 0), rbn_cpu_resets(b, 1));
+
+	for (cpu = 0; cpu < 2; cpu++) {
+		rbn_user_cpu = cpu;
+		for (i = 0; i < 5 + cpu; i++) {
+			mock_now++;
+			wr(b, 20, i);
+		}
+	}
+	rbn_user_cpu = 0;
+	CHECK(!rbn_iter_prepare(b, 2) && !rbn_iter_prepare(b, -1), "bad CPU");
+	for (cpu = 0; cpu < 2; cpu++)
+		it[cpu] = rbn_iter_prepare(b, cpu);
+	if (!CHECK(it[0] && it[1], "prepare")) {
+		rbn_iter_finish(it[0]);
+		rbn_iter_finish(it[1]);
+		rbn_free(b);
+		return;
+	}
+	CHECK(!rbn_record_is_on(b), "recording off once prepared");
+	rbn_iter_prepare_sync(b);
+	for (cpu = 0; cpu < 2; cpu++) {
+		rbn_iter_snapshot(it[cpu]);
+		while (rbn_iter_peek(it[cpu], &ts)) {
+			n[cpu]++;
+			rbn_iter_advance(it[cpu]);
+		}
+	}
+	CHECK(n[0] == 5 && n[1] == 6, "events seen: %u/%u", n[0], n[1]);
+	CHECK(wr(b, 20, 99) != 0, "no write while the iterators exist");
+	rbn_iter_finish(it[0]);
+	CHECK(!rbn_record_is_on(b), "recording still off with one left");
+	rbn_iter_finish(it[1]);
+	CHECK(rbn_record_is_on(b), "recording on again");
+	ktap_print("prepared iterators of 2 CPUs, one wait: %u and %u events; writes refused meanwhile",
+		   n[0], n[1]);
+	rbn_free(b);
+}
+
 static void t_no_warnings(void)
 {
 	ktap_print("rbn_user_warnings %lu", rbn_user_warnings);
@@ -3196,6 +3259,7 @@ static const struct tcase cases[] = {
 	{ "bad_config", t_bad_config },
 	{ "iter", t_iter },
 	{ "fill_level", t_fill_level },
+	{ "resets_and_prepared_iters", t_resets_and_prepared_iters },
 	{ "no_warnings", t_no_warnings },
 };
 
