@@ -9,25 +9,35 @@
  *   trace			  text, all CPUs merged by time, not
  *				  consuming; a write resets the buffer
  *
- * Blocking and waking. A writer calls rbn_pipe_commit_notify() after each
- * commit, in any context up to NMI. With nobody waiting on its CPU that is
- * one load of a per-CPU word. Otherwise it queues the CPU's irq_work, which
- * wakes the waiters once their condition holds: the buffer_percent
- * watermark for trace_pipe_raw, any data for trace_pipe. The irq_work is a
- * normal one: in hard interrupt context on !PREEMPT_RT, in the irq_work
- * thread on PREEMPT_RT, where a wait queue's lock may sleep. The writer
- * side has no barrier, so a waiter can miss the last commit before a quiet
- * spell: blocked readers look again every RBN_RECHECK_JIFFIES.
+ * Blocking and waking. A reader about to sleep sets its bit in the CPU's
+ * wake word, then looks at the buffer; a writer, after each commit, looks
+ * at the wake word (rbn_pipe_commit_notify(), any context up to NMI). A
+ * full barrier on each side between the store and the load makes sure
+ * that one of the two sees the other: either the reader sees the event
+ * and does not sleep, or the writer sees the bit. The writer then decides
+ * the watermark itself, from the core's counters and without any lock
+ * (rbn_cpu_percent_full()), and only when it is reached queues the CPU's
+ * irq_work, which clears the wake word and wakes the sleepers; a reader
+ * whose condition still does not hold sets its bit again. So a blocked
+ * reader wakes at the first commit that reaches its watermark (any data,
+ * for trace_pipe), and nothing on the write side, nor the irq_work it
+ * queues, ever takes a reader lock: a reader on another CPU may hold one
+ * while it waits for this CPU's writer to finish a head page push.
  *
- * When tracing stops (tracing_on 0) or the buffer is reset (reset file,
- * clock change, a write to "trace"), rb_module.c calls
- * rbn_pipe_wake_all(). A trace_pipe_raw reader then returns what there is,
- * partly written sub-buffers too, and 0 (end of file) when nothing is
- * left: for as long as tracing is off, or once after a reset of its CPU
- * that happened while it was blocked. A trace_pipe reader returns 0 while
- * tracing is off and nothing is left; a reset alone does not end it.
- * Opening "trace" for reading stops recording too, but that is not
- * "tracing stopped" for the readers: they keep waiting.
+ * The irq_work is a normal one: in hard interrupt context on !PREEMPT_RT,
+ * in the irq_work thread on PREEMPT_RT, where a wait queue's lock may
+ * sleep.
+ *
+ * When tracing stops (tracing_on 0), the buffer is reset (reset file,
+ * clock change, a write to "trace") or the watermark changes, rb_module.c
+ * calls rbn_pipe_wake_all(), and the sleepers look again. A trace_pipe_raw
+ * reader then returns what there is, partly written sub-buffers too, and
+ * 0 (end of file) when nothing is left: for as long as tracing is off, or
+ * once after a reset of its CPU (rbn_cpu_resets() moved) that happened
+ * while it was blocked. A trace_pipe reader returns 0 while tracing is off
+ * and nothing is left; a reset alone does not end it. Opening "trace" for
+ * reading pauses recording, but only tracing_on says whether tracing
+ * stopped.
  *
  * Life time. Every file has .owner = THIS_MODULE, so an open file holds a
  * reference on the module, and so does every sub-buffer spliced into a
@@ -67,9 +77,6 @@
 #define RBN_WAKE_RAW		BIT(0)
 #define RBN_WAKE_TEXT		BIT(1)
 
-/* Blocked readers look at the buffer again this often on their own. */
-#define RBN_RECHECK_JIFFIES	(HZ / 4)
-
 /* Room for one event line and a line about lost events before it. */
 #define RBN_LINE_MAX		320
 
@@ -97,14 +104,8 @@ static struct rbn_pipe_cpu *rbn_pipe_cpus;
 static int rbn_pipe_nr_cpus;
 static bool rbn_pipe_shutdown;
 
-/* Bumped by rbn_pipe_wake_all(): blocked readers look for a reset. */
-static atomic_t rbn_wake_gen = ATOMIC_INIT(0);
-
 /* trace_pipe readers and pollers. */
 static DECLARE_WAIT_QUEUE_HEAD(rbn_text_wq);
-
-/* "trace" files open for reading: they stop recording, not tracing. */
-static atomic_t rbn_trace_pauses = ATOMIC_INIT(0);
 
 static struct dentry *rbn_trace_dentry;
 static struct dentry *rbn_trace_pipe_dentry;
@@ -115,12 +116,12 @@ static struct dentry *rbn_trace_pipe_dentry;
 
 /*
  * tracing_on is 0: readers stop waiting. Not the core's recording switch,
- * which also goes off for a moment while the buffer is reset, the clock
- * switched or the write-path hook patched in.
+ * which also goes off while "trace" is open, and for a moment while the
+ * buffer is reset, the clock switched or the write-path hook patched in.
  */
 static bool rbn_pipe_stopped(void)
 {
-	return !rbn_tracing_is_on() && !atomic_read(&rbn_trace_pauses);
+	return !rbn_tracing_is_on();
 }
 
 static bool rbn_pipe_going(void)
@@ -128,27 +129,16 @@ static bool rbn_pipe_going(void)
 	return READ_ONCE(rbn_pipe_shutdown);
 }
 
+/* Queued by a commit that reached a sleeper's condition: wake only. */
 static void rbn_pipe_irq_work(struct irq_work *work)
 {
 	struct rbn_pipe_cpu *pc = container_of(work, struct rbn_pipe_cpu, work);
-	int wake = atomic_read(&pc->wake);
+	int wake = atomic_xchg(&pc->wake, 0);
 
-	if (wake & RBN_WAKE_TEXT) {
-		/* Every trace_pipe reader waits for any data. */
-		atomic_andnot(RBN_WAKE_TEXT, &pc->wake);
+	if (wake & RBN_WAKE_TEXT)
 		wake_up_all(&rbn_text_wq);
-	}
-	if (!(wake & RBN_WAKE_RAW))
-		return;
-	if (!wq_has_sleeper(&pc->wq)) {
-		/* The readers are gone. */
-		atomic_andnot(RBN_WAKE_RAW, &pc->wake);
-	} else if (rbn_cpu_percent_full(rbn_buf, pc->cpu,
-					READ_ONCE(rbn_buffer_percent))) {
-		atomic_andnot(RBN_WAKE_RAW, &pc->wake);
+	if (wake & RBN_WAKE_RAW)
 		wake_up_all(&pc->wq);
-	}
-	/* Below the watermark: the flag stays, the next commit looks again. */
 }
 
 /**
@@ -156,17 +146,30 @@ static void rbn_pipe_irq_work(struct irq_work *work)
  * @cpu:	the CPU whose buffer the event was committed to
  *
  * Called by the writers after every commit, in any context including NMI.
- * Costs one load of a per-CPU word unless a reader waits on @cpu.
+ * Costs a full barrier and one load of a per-CPU word unless a reader
+ * waits on @cpu; then the watermark is checked without a lock, and the
+ * irq_work queued when it is reached.
  */
 void rbn_pipe_commit_notify(int cpu)
 {
 	struct rbn_pipe_cpu *pcs = READ_ONCE(rbn_pipe_cpus);
+	int wake;
 
 	if (unlikely(!pcs || (unsigned int)cpu >= rbn_pipe_nr_cpus))
 		return;
-	if (likely(!atomic_read(&pcs[cpu].wake)))
+	/*
+	 * The commit before the wake word. Pairs with the
+	 * smp_mb__after_atomic() of a reader between setting its bit and
+	 * looking at the buffer (rbn_raw_ready(), rbn_text_ready()).
+	 */
+	smp_mb();
+	wake = atomic_read(&pcs[cpu].wake);
+	if (likely(!wake))
 		return;
-	irq_work_queue(&pcs[cpu].work);
+	if ((wake & RBN_WAKE_TEXT) ||
+	    rbn_cpu_percent_full(rbn_buf, cpu, READ_ONCE(rbn_buffer_percent)))
+		irq_work_queue(&pcs[cpu].work);
+	/* Below the watermark: the bit stays, the next commit looks again. */
 }
 
 /**
@@ -184,7 +187,6 @@ void rbn_pipe_wake_all(void)
 
 	if (!pcs)
 		return;
-	atomic_inc(&rbn_wake_gen);
 	for (cpu = 0; cpu < rbn_pipe_nr_cpus; cpu++)
 		wake_up_all(&pcs[cpu].wq);
 	wake_up_all(&rbn_text_wq);
@@ -338,15 +340,16 @@ struct rbn_raw {
 
 /*
  * Wait until the watermark (and, for splice, a whole sub-buffer), the end
- * of tracing, or a rbn_pipe_wake_all() after @gen.
+ * of tracing, or a reset of the CPU after its reset count was @resets.
  */
-static bool rbn_raw_ready(struct rbn_pipe_cpu *pc, bool splice, int gen)
+static bool rbn_raw_ready(struct rbn_pipe_cpu *pc, bool splice,
+			  unsigned long resets)
 {
 	atomic_or(RBN_WAKE_RAW, &pc->wake);
-	/* The flag before the buffer, against the commits' notify. */
+	/* The bit before the buffer: see rbn_pipe_commit_notify(). */
 	smp_mb__after_atomic();
 	if (rbn_pipe_going() || rbn_pipe_stopped() ||
-	    atomic_read(&rbn_wake_gen) != gen)
+	    rbn_cpu_resets(rbn_buf, pc->cpu) != resets)
 		return true;
 	if (!rbn_cpu_percent_full(rbn_buf, pc->cpu,
 				  READ_ONCE(rbn_buffer_percent)))
@@ -356,36 +359,32 @@ static bool rbn_raw_ready(struct rbn_pipe_cpu *pc, bool splice, int gen)
 
 /**
  * struct rbn_raw_waiter - a trace_pipe_raw reader waiting for data
- * @gen:	rbn_wake_gen when the reader last looked at the buffer
- * @stats:	the CPU's counters before the first wait, if @have_stats
- * @have_stats:	@stats is valid
+ * @resets:	the CPU's reset count when the read or splice began
  * @reset:	the CPU was reset since then: stop waiting
  */
 struct rbn_raw_waiter {
-	int gen;
-	struct rbn_cpu_stats stats;
-	bool have_stats;
+	unsigned long resets;
 	bool reset;
 };
+
+static void rbn_raw_waiter_init(struct rbn_raw_waiter *w,
+				struct rbn_pipe_cpu *pc)
+{
+	w->resets = rbn_cpu_resets(rbn_buf, pc->cpu);
+	w->reset = false;
+}
 
 /* Sleep until there may be something to do; 0 or -ERESTARTSYS. */
 static int rbn_raw_wait(struct rbn_pipe_cpu *pc, bool splice,
 			struct rbn_raw_waiter *w)
 {
-	struct rbn_cpu_stats now;
-	long ret;
+	int ret;
 
-	if (!w->have_stats)
-		w->have_stats = !rbn_cpu_stats(rbn_buf, pc->cpu, &w->stats);
-	ret = wait_event_interruptible_timeout(pc->wq,
-					       rbn_raw_ready(pc, splice, w->gen),
-					       RBN_RECHECK_JIFFIES);
-	if (ret < 0)
+	ret = wait_event_interruptible(pc->wq,
+				       rbn_raw_ready(pc, splice, w->resets));
+	if (ret)
 		return ret;
-	/* Only a reset takes these counters back. */
-	if (atomic_read(&rbn_wake_gen) != w->gen && w->have_stats &&
-	    !rbn_cpu_stats(rbn_buf, pc->cpu, &now) &&
-	    (now.written < w->stats.written || now.read < w->stats.read))
+	if (rbn_cpu_resets(rbn_buf, pc->cpu) != w->resets)
 		w->reset = true;
 	return 0;
 }
@@ -446,7 +445,7 @@ static ssize_t rbn_raw_read(struct file *file, char __user *ubuf,
 	struct rbn_raw *raw = file->private_data;
 	unsigned int size = rbn_subbuf_size(rbn_buf);
 	bool nonblock = file->f_flags & O_NONBLOCK;
-	struct rbn_raw_waiter w = { };
+	struct rbn_raw_waiter w;
 	bool stopped;
 	ssize_t ret;
 
@@ -455,8 +454,8 @@ static ssize_t rbn_raw_read(struct file *file, char __user *ubuf,
 	if (mutex_lock_interruptible(&raw->lock))
 		return -ERESTARTSYS;
 
+	rbn_raw_waiter_init(&w, raw->pc);
 	while (!raw->pending) {
-		w.gen = atomic_read(&rbn_wake_gen);
 		stopped = w.reset || rbn_pipe_stopped();
 		if (nonblock || stopped ||
 		    rbn_cpu_percent_full(rbn_buf, raw->pc->cpu,
@@ -596,7 +595,7 @@ static ssize_t rbn_raw_splice_read(struct file *file, loff_t *ppos,
 	unsigned int size = rbn_subbuf_size(rbn_buf);
 	bool nonblock = (file->f_flags & O_NONBLOCK) ||
 			(flags & SPLICE_F_NONBLOCK);
-	struct rbn_raw_waiter w = { };
+	struct rbn_raw_waiter w;
 	ssize_t total = 0;
 	bool stopped;
 	int ret;
@@ -607,8 +606,8 @@ static ssize_t rbn_raw_splice_read(struct file *file, loff_t *ppos,
 
 	if (mutex_lock_interruptible(&raw->lock))
 		return -ERESTARTSYS;
+	rbn_raw_waiter_init(&w, pc);
 	for (;;) {
-		w.gen = atomic_read(&rbn_wake_gen);
 		stopped = w.reset || rbn_pipe_stopped();
 		ret = -EAGAIN;
 		while (len && !pipe_full(pipe->head, pipe->tail,
@@ -653,7 +652,8 @@ static __poll_t rbn_raw_poll(struct file *file, poll_table *wait)
 
 	poll_wait(file, &raw->pc->wq, wait);
 	if (READ_ONCE(raw->pending) ||
-	    rbn_raw_ready(raw->pc, true, atomic_read(&rbn_wake_gen)))
+	    rbn_raw_ready(raw->pc, true,
+			  rbn_cpu_resets(rbn_buf, raw->pc->cpu)))
 		return EPOLLIN | EPOLLRDNORM;
 	return 0;
 }
@@ -691,7 +691,7 @@ static bool rbn_text_ready(void)
 
 	for (cpu = 0; cpu < rbn_pipe_nr_cpus; cpu++)
 		atomic_or(RBN_WAKE_TEXT, &rbn_pipe_cpus[cpu].wake);
-	/* The flags before the buffer, against the commits' notify. */
+	/* The bits before the buffer: see rbn_pipe_commit_notify(). */
 	smp_mb__after_atomic();
 	if (rbn_pipe_going() || rbn_pipe_stopped())
 		return true;
@@ -811,10 +811,8 @@ static ssize_t rbn_text_read(struct file *file, char __user *ubuf,
 			ret = -EAGAIN;
 			goto out_unlock;
 		}
-		ret = wait_event_interruptible_timeout(rbn_text_wq,
-						       rbn_text_ready(),
-						       RBN_RECHECK_JIFFIES);
-		if (ret < 0)
+		ret = wait_event_interruptible(rbn_text_wq, rbn_text_ready());
+		if (ret)
 			goto out_unlock;
 	}
 
@@ -917,7 +915,10 @@ static void rbn_trace_rewind(struct rbn_trace *tr)
 	int cpu;
 
 	for (cpu = 0; cpu < rbn_pipe_nr_cpus; cpu++) {
+		/* May swap the reader page: not under a consumer's event. */
+		mutex_lock(&rbn_pipe_cpus[cpu].read_mutex);
 		rbn_iter_reset(tr->iters[cpu]);
+		mutex_unlock(&rbn_pipe_cpus[cpu].read_mutex);
 		tr->peeked[cpu] = RBN_PEEK_UNKNOWN;
 	}
 	tr->pos = 0;
@@ -1011,12 +1012,18 @@ static int rbn_trace_open_read(struct file *file)
 	if (!tr->iters || !tr->peeked || !tr->ts || !tr->line)
 		goto err_free_trace;
 
-	/* Before the iterators stop recording: this is no "tracing off". */
-	atomic_inc(&rbn_trace_pauses);
+	/* Recording off on every CPU, then one wait for the writers. */
 	for (cpu = 0; cpu < rbn_pipe_nr_cpus; cpu++) {
-		tr->iters[cpu] = rbn_iter_start(rbn_buf, cpu);
+		tr->iters[cpu] = rbn_iter_prepare(rbn_buf, cpu);
 		if (!tr->iters[cpu])
-			goto err_unpause;
+			goto err_free_trace;
+	}
+	rbn_iter_prepare_sync(rbn_buf);
+	for (cpu = 0; cpu < rbn_pipe_nr_cpus; cpu++) {
+		/* May swap the reader page: not under a consumer's event. */
+		mutex_lock(&rbn_pipe_cpus[cpu].read_mutex);
+		rbn_iter_snapshot(tr->iters[cpu]);
+		mutex_unlock(&rbn_pipe_cpus[cpu].read_mutex);
 		if (!rbn_cpu_stats(rbn_buf, cpu, &st)) {
 			tr->entries += st.entries;
 			tr->written += st.written;
@@ -1026,18 +1033,12 @@ static int rbn_trace_open_read(struct file *file)
 
 	ret = seq_open(file, &rbn_trace_seq_ops);
 	if (ret)
-		goto err_unpause;
+		goto err_free_trace;
 	((struct seq_file *)file->private_data)->private = tr;
 	return 0;
 
-err_unpause:
-	for (cpu = 0; cpu < rbn_pipe_nr_cpus; cpu++) {
-		rbn_iter_finish(tr->iters[cpu]);
-		tr->iters[cpu] = NULL;
-	}
-	atomic_dec(&rbn_trace_pauses);
-	rbn_pipe_wake_all();
 err_free_trace:
+	/* Finishes the iterators made so far: recording back on. */
 	rbn_trace_free(tr);
 	return ret;
 }
@@ -1064,9 +1065,6 @@ static int rbn_trace_release(struct inode *inode, struct file *file)
 		return 0;
 	m = file->private_data;
 	rbn_trace_free(m->private);
-	atomic_dec(&rbn_trace_pauses);
-	/* Readers that waited while tracing was off see it now. */
-	rbn_pipe_wake_all();
 	return seq_release(inode, file);
 }
 

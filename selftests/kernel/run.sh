@@ -39,7 +39,7 @@
 dir=$(cd "$(dirname "$0")" && pwd)
 # One line: the scripts not listed here are found by matching " NAME ".
 order="test_load test_read test_nesting test_inject test_modes test_tscheck"
-order="$order test_badinput test_resize test_hotplug test_unload"
+order="$order test_wake test_lockup test_badinput test_resize test_hotplug test_unload"
 timeout_s=${RBN_TEST_TIMEOUT:-900}
 sh=${RBN_SH:-sh}
 

@@ -1,0 +1,115 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0
+#
+# test_lockup.sh - readers on another CPU while a writer pushes the head page.
+#
+# Overwrite mode, a small buffer and the task writers, so that the writers
+# push the head page all the time. "inject page_head" stops a writer right
+# after it flagged the head page UPDATE and lets a real interrupt write a
+# nested event there; that event's commit wakes the readers through the
+# module's irq_work, which runs on top of the stopped writer. Meanwhile:
+#   - rbtrace record sleeps in poll() on every CPU's trace_pipe_raw (the
+#     wake-up is for it), and
+#   - trace_pipe is read on CPU 1, consuming the events of every CPU, so
+#     that CPU 1 keeps taking CPU 0's reader lock and swapping its head
+#     page (which waits, lock held, while the flag is UPDATE).
+# Anything the writer's side does there that waits for the reader lock
+# locks both CPUs up with interrupts off. The inject label is armed again
+# and again for RBN_LOCKUP_SECONDS (default 20); the test prints how often
+# it was hit, requires hits on CPU 0, and requires the kernel's lockup and
+# stall detectors to have said nothing (a lockup with interrupts off also
+# stops the test itself: the VM then times out).
+
+# shellcheck source-path=SCRIPTDIR
+. "$(dirname "$0")/ktap_helpers.sh"
+
+rbn_require rbtrace
+
+plan=4
+secs=$(rbn_secs "${RBN_LOCKUP_SECONDS:-20}")
+t=$rbn_tmp
+
+ktap_print_header
+ktap_set_plan $plan
+
+nr_online=$(rbn_online_cpus | wc -l)
+if [ "$nr_online" -lt 2 ]; then
+	ktap_skip_all "needs two online CPUs (has $nr_online)"
+	exit $KSFT_SKIP
+fi
+
+detectors=
+for f in watchdog soft_watchdog nmi_watchdog; do
+	[ -r "/proc/sys/kernel/$f" ] &&
+		detectors="$detectors $f=$(cat "/proc/sys/kernel/$f")"
+done
+ktap_print_msg "lockup detectors:${detectors:- none}"
+rbn_dmesg_mark "test_lockup load"
+
+if ! rbn_load overwrite=1 buffer_size_kb=16 sources= buffer_percent=50 \
+	gen_task_busy_us=200 gen_task_idle_us=800; then
+	ktap_print_msg "$rbn_err"
+	while [ "$KTAP_TESTNO" -lt $plan ]; do
+		ktap_test_fail "module not loaded"
+	done
+	ktap_finished
+fi
+
+rbn_record_start "$t/rec"
+taskset -c 1 cat "$rbn_dir/trace_pipe" >/dev/null 2>"$t/tp.err" &
+tp=$!
+rbn_bg_add $tp
+rbn_set sources task
+sleep 1
+
+base0=$(rbn_inject_field page_head cpu0)
+base=$(rbn_inject_field page_head hits)
+start=$(date +%s)
+arms=0
+while [ $(($(date +%s) - start)) -lt "$secs" ]; do
+	rbn_write inject page_head || break
+	arms=$((arms + 1))
+	sleep 0.05
+done
+rbn_write inject off
+hits=$(($(rbn_inject_field page_head hits) - ${base:-0}))
+hits0=$(($(rbn_inject_field page_head cpu0) - ${base0:-0}))
+late=$(awk '$1 == "late" { for (i = 2; i <= NF; i++) { sub(/^[^=]*=/, "", $i); n += $i } }
+	    END { print n + 0 }' "$rbn_dir/inject")
+ktap_print_msg "$secs s: page_head armed $arms times, hit $hits times ($hits0 on cpu0), $late interrupts late"
+rbn_stat_table written overrun read pages_touched
+ok=0
+[ "$hits0" -ge 10 ] && ok=1
+ktap_test_result $ok "page_head hit on cpu0 with a poller and a consumer on cpu1"
+
+rbn_quiesce
+ok=1
+kill -0 $tp 2>/dev/null || {
+	ktap_print_msg "trace_pipe reader on cpu1 ended early: $(rbn_errtext "$t/tp.err")"
+	ok=0
+}
+kill $tp 2>/dev/null
+wait $tp
+rbn_bg_done $tp
+rbn_record_stop || ok=0
+ktap_test_result $ok "both readers ran to the end"
+
+rbn_dmesg_after "rbnest-selftest: test_lockup load" >"$t/dmesg"
+grep -E "$rbn_dmesg_bad_re|soft lockup|hard LOCKUP|self-detected stall|rcu.*stall|blocked for more than" \
+	"$t/dmesg" >"$t/bad"
+n=$(wc -l <"$t/bad")
+head -n 20 "$t/bad" | sed 's/^/# dmesg: /'
+ktap_print_msg "kernel log since the load: $(wc -l <"$t/dmesg") lines, $n from the lockup/stall detectors or worse"
+ok=0
+[ "$n" -eq 0 ] && ok=1
+ktap_test_result $ok "no lockup, stall or warning in the kernel log"
+
+ok=0
+if rbn_unload; then
+	ok=1
+else
+	ktap_print_msg "$rbn_err"
+fi
+ktap_test_result $ok "unload"
+
+ktap_finished
