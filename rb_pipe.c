@@ -40,12 +40,13 @@
  * stopped.
  *
  * Life time. Every file has .owner = THIS_MODULE, so an open file holds a
- * reference on the module, and so does every sub-buffer spliced into a
- * pipe until the pipe lets go of it (pipe buffer ->release). While either
- * exists, delete_module() fails with -EWOULDBLOCK (EAGAIN, "Resource
- * temporarily unavailable"; rmmod says the module "is in use"): a reader
- * blocked in read() or splice() cannot make rmmod hang, and nothing user
- * space holds is freed under it. rbn_pipe_exit() still sets a shutdown flag
+ * reference on the module: while one is open, delete_module() fails with
+ * -EWOULDBLOCK (EAGAIN, "Resource temporarily unavailable"; rmmod says the
+ * module "is in use"), and a reader blocked in read() or splice() cannot
+ * make rmmod hang. A sub-buffer spliced into a pipe is a page that left
+ * the ring: the pipe frees it with the kernel's own pipe buffer
+ * operations, without rbnest, so it holds no module reference and the
+ * module's unload never frees it. rbn_pipe_exit() still sets a shutdown flag
  * and wakes everybody first (readers then get -ENODEV), for the one case
  * where files may be open at exit: a load that fails after
  * rbn_pipe_init().
@@ -500,38 +501,17 @@ out_unlock:
 }
 
 /*
- * A pipe buffer holding a sub-buffer: its own page reference (pages may be
- * shared by tee()) and a module reference, both dropped on release.
- */
-static void rbn_pipe_buf_release(struct pipe_inode_info *pipe,
-				 struct pipe_buffer *buf)
-{
-	__free_pages(buf->page, buf->private);
-	/* Last: the module may go as soon as this returns. */
-	module_put(THIS_MODULE);
-}
-
-static bool rbn_pipe_buf_get(struct pipe_inode_info *pipe,
-			     struct pipe_buffer *buf)
-{
-	if (!try_get_page(buf->page))
-		return false;
-	__module_get(THIS_MODULE);
-	return true;
-}
-
-/* No ->try_steal: the pages are not page cache pages to move anywhere. */
-static const struct pipe_buf_operations rbn_pipe_buf_ops = {
-	.release	= rbn_pipe_buf_release,
-	.get		= rbn_pipe_buf_get,
-};
-
-/*
  * Move one sub-buffer into @pipe, which has room for it. Order 0: the page
  * rbn_read_page() swapped out of the ring goes as it is. Higher orders: the
  * core's pages are not compound pages, and the pipe code needs one for a
  * buffer longer than a page (copy_page_to_iter(), get_page() of zero copy
  * consumers), so the sub-buffer is copied into one.
+ *
+ * Either way the page has left rbnest for good: the pipe owns its one
+ * reference, and the kernel's nosteal_pipe_buf_ops drop it with put_page()
+ * (the whole compound page for a higher order). No rbnest code runs when
+ * the pipe lets go, so the pipe holds no module reference either: rmmod
+ * may go on, and the page outlives the module.
  */
 static int rbn_raw_splice_one(struct rbn_raw *raw,
 			      struct pipe_inode_info *pipe, bool full)
@@ -568,10 +548,8 @@ static int rbn_raw_splice_one(struct rbn_raw *raw,
 
 	buf.page = page;
 	buf.len = size;
-	buf.ops = &rbn_pipe_buf_ops;
-	buf.private = order;
-	__module_get(THIS_MODULE);
-	/* On failure add_to_pipe() releases the buffer: see above. */
+	buf.ops = &nosteal_pipe_buf_ops;
+	/* On failure add_to_pipe() releases the buffer, freeing the page. */
 	ret = add_to_pipe(pipe, &buf);
 	return ret < 0 ? ret : 0;
 }
