@@ -41,26 +41,17 @@ static void *rbn_hook_arg;
 static DEFINE_MUTEX(rbn_hook_mutex);
 
 /*
- * Turn the jump sites of the write path on or off while no writer of the
- * module's buffer runs through them: recording off, then a grace period
- * waits for writers already past rbn_reserve()'s recording check (they
- * run with preemption off, NMIs included). text_poke_bp() is meant to be
- * safe against CPUs executing a site being patched, but patching these
- * sites under a full load of writers crashed Debian's 6.12 in QEMU (TCG)
- * with an int3 oops in rbn_reserve(). Writers that come meanwhile find
- * recording off, as with tracing_on=0: no sequence number is used, so
- * readers see no loss. The benchmark's private buffers are written only
- * by the task that installs its hook.
+ * Turn the jump sites of the write path on or off. Writers may run
+ * through them meanwhile, in any context: that is what the kernel's text
+ * patching is for. A writer that still takes the old branch after the
+ * key went off only calls rbn_hook_call(), which finds no function.
  */
 static void rbn_hook_key_set(bool on)
 {
-	rbn_record_disable(rbn_buf);
-	synchronize_rcu();
 	if (on)
 		static_branch_enable(&rbn_hook_key);
 	else
 		static_branch_disable(&rbn_hook_key);
-	rbn_record_enable(rbn_buf);
 }
 
 /**
@@ -132,8 +123,14 @@ void rbn_hook_remove(void)
 /* inject                                                             */
 /* ------------------------------------------------------------------ */
 
-/* How long a label waits for its own interrupt before giving up. */
-#define RBN_INJECT_WAIT_NS	(50 * NSEC_PER_MSEC)
+/*
+ * How long a label waits for its own interrupt before giving up. The
+ * self-IPI is taken as soon as the writer spins with interrupts on, in a
+ * few microseconds; the bound only matters when it is lost, and keeps the
+ * writer (preemption off) and a reader of its CPU waiting on the head page
+ * (interrupts off) short.
+ */
+#define RBN_INJECT_WAIT_NS	(1 * NSEC_PER_MSEC)
 
 static const char * const rbn_label_names[RBN_NR_LABELS] = {
 	[RBN_LABEL_A_TAIL]	= "a_tail",
