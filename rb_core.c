@@ -2343,6 +2343,38 @@ bool rbn_cpu_percent_full(struct rbn_buffer *buffer, int cpu,
 }
 
 /**
+ * rbn_cpu_readable - whether a reader can take a CPU's events now
+ * @buffer:	the buffer
+ * @cpu:	the CPU
+ * @percent:	the watermark, as for rbn_cpu_percent_full()
+ *
+ * For readers deciding whether to wait: rbn_cpu_percent_full(), and a
+ * committed unread event that rbn_consume() or rbn_read_page() finds now.
+ * The counters can run ahead of what is published for a moment (nested
+ * events count before the outermost writer publishes them); a reader
+ * that trusted them alone could spin on a buffer it cannot read yet.
+ * Takes the reader lock; never moves the reader. Not for writers, nor
+ * for anything they queue: see rbn_cpu_percent_full().
+ *
+ * Return: true when the watermark is reached and there is data to take.
+ */
+bool rbn_cpu_readable(struct rbn_buffer *buffer, int cpu, unsigned int percent)
+{
+	struct rbn_cpu_buffer *cpu_buffer = rb_reader_cpu(buffer, cpu);
+	struct rbn_bpage *commit_page, *first;
+	unsigned long flags = 0;
+
+	if (!rbn_cpu_percent_full(buffer, cpu, percent))
+		return false;
+	rbn_reader_lock(&cpu_buffer->reader_lock, flags);
+	commit_page = READ_ONCE(cpu_buffer->commit_page);
+	smp_rmb(); /* R1: commit_page, then the pages' commits */
+	first = rb_first_unread(cpu_buffer, commit_page);
+	rbn_reader_unlock(&cpu_buffer->reader_lock, flags);
+	return first;
+}
+
+/**
  * rbn_cpu_subbuf_ready - whether the oldest unread sub-buffer is complete
  * @buffer:	the buffer
  * @cpu:	the CPU

@@ -18,7 +18,9 @@
  * the watermark itself, from the core's counters and without any lock
  * (rbn_cpu_percent_full()), and only when it is reached queues the CPU's
  * irq_work, which clears the wake word and wakes the sleepers; a reader
- * whose condition still does not hold sets its bit again. So a blocked
+ * whose condition still does not hold sets its bit again. Readers decide
+ * with rbn_cpu_readable(), which also asks the pages, under the reader
+ * lock, whether there is something to take. So a blocked
  * reader wakes at the first commit that reaches its watermark (any data,
  * for trace_pipe), and nothing on the write side, nor the irq_work it
  * queues, ever takes a reader lock: a reader on another CPU may hold one
@@ -352,8 +354,7 @@ static bool rbn_raw_ready(struct rbn_pipe_cpu *pc, bool splice,
 	if (rbn_pipe_going() || rbn_pipe_stopped() ||
 	    rbn_cpu_resets(rbn_buf, pc->cpu) != resets)
 		return true;
-	if (!rbn_cpu_percent_full(rbn_buf, pc->cpu,
-				  READ_ONCE(rbn_buffer_percent)))
+	if (!rbn_cpu_readable(rbn_buf, pc->cpu, READ_ONCE(rbn_buffer_percent)))
 		return false;
 	return !splice || rbn_cpu_subbuf_ready(rbn_buf, pc->cpu);
 }
@@ -459,8 +460,8 @@ static ssize_t rbn_raw_read(struct file *file, char __user *ubuf,
 	while (!raw->pending) {
 		stopped = w.reset || rbn_pipe_stopped();
 		if (nonblock || stopped ||
-		    rbn_cpu_percent_full(rbn_buf, raw->pc->cpu,
-					 READ_ONCE(rbn_buffer_percent))) {
+		    rbn_cpu_readable(rbn_buf, raw->pc->cpu,
+				     READ_ONCE(rbn_buffer_percent))) {
 			ret = rbn_raw_read_page(raw, false);
 			if (ret >= 0) {
 				raw->pending = true;
@@ -674,7 +675,7 @@ static bool rbn_text_ready(void)
 	if (rbn_pipe_going() || rbn_pipe_stopped())
 		return true;
 	for (cpu = 0; cpu < rbn_pipe_nr_cpus; cpu++)
-		if (rbn_cpu_percent_full(rbn_buf, cpu, 0))
+		if (rbn_cpu_readable(rbn_buf, cpu, 0))
 			return true;
 	return false;
 }

@@ -3094,6 +3094,8 @@ static void t_iter(void)
 static void t_fill_level(void)
 {
 	struct rbn_buffer *b = mkbuf(10, 0, false, 1);
+	bool counted, readable;
+	struct rbn_event *outer;
 	unsigned int per_page, i;
 	void *page;
 	int ret;
@@ -3107,7 +3109,11 @@ static void t_fill_level(void)
 	      "bad CPU");
 	CHECK(wr(b, 60, 0) == 0, "write");
 	CHECK(rbn_cpu_percent_full(b, 0, 0), "one event: any data");
+	CHECK(rbn_cpu_readable(b, 0, 0), "one event: readable");
 	CHECK(!rbn_cpu_percent_full(b, 0, 50), "one event: 50%%");
+	CHECK(!rbn_cpu_readable(b, 0, 50), "one event: not readable at 50%%");
+	CHECK(!rbn_cpu_readable(b, 1, 0) && !rbn_cpu_readable(b, -1, 0),
+	      "bad CPU: not readable");
 	CHECK(!rbn_cpu_subbuf_ready(b, 0), "one event: no complete page");
 
 	/* 64-byte events: fill 4 pages and start a fifth. */
@@ -3139,10 +3145,35 @@ static void t_fill_level(void)
 	CHECK(rbn_cpu_percent_full(b, 0, 0), "page in progress: any data");
 	ret = rbn_read_page(b, 0, &page, rbn_subbuf_size(b), false);
 	CHECK(ret == 64, "last event: %d", ret);
-	CHECK(!rbn_cpu_percent_full(b, 0, 0) && !rbn_cpu_subbuf_ready(b, 0),
-	      "all read");
+	CHECK(!rbn_cpu_percent_full(b, 0, 0) && !rbn_cpu_subbuf_ready(b, 0) &&
+	      !rbn_cpu_readable(b, 0, 0), "all read");
 	ktap_print("%u events per page; 50%% reached at 4 pages + 1 of 10",
 		   per_page);
+
+	/*
+	 * A nested event counts as soon as it commits, but is published
+	 * only by the outermost writer's commit: the lockless watermark
+	 * sees it, a reader cannot take it yet.
+	 */
+	outer = rbn_reserve(b, 60);
+	if (CHECK(outer, "outer reserve")) {
+		memset(rbn_event_data(outer), 0, 60);
+		rbn_user_context = 2;
+		CHECK(wr(b, 60, 1000) == 0, "nested write");
+		rbn_user_context = 0;
+		counted = rbn_cpu_percent_full(b, 0, 0);
+		readable = rbn_cpu_readable(b, 0, 0);
+		CHECK(counted && !readable,
+		      "nested event committed, outer not: counted, not readable");
+		ret = rbn_read_page(b, 0, &page, rbn_subbuf_size(b), false);
+		CHECK(ret == -EAGAIN, "nothing to read yet: %d", ret);
+		rbn_commit(b, outer);
+		CHECK(rbn_cpu_readable(b, 0, 0), "outer committed: readable");
+		ret = rbn_read_page(b, 0, &page, rbn_subbuf_size(b), false);
+		CHECK(ret == 2 * 64, "both events read: %d", ret);
+		ktap_print("nested event under an uncommitted outer one: counted %d, readable %d until the outer commit, then %d bytes read",
+			   counted, readable, ret);
+	}
 	rbn_free_read_page(b, 0, page);
 	rbn_free(b);
 }
