@@ -364,16 +364,19 @@ main() {
 	mkdir -p "$OUT"
 	rm -f "$OUT/vm-console.log" "$OUT/vm-dmesg.txt"
 
-	# Live kernel text patching (static keys, tracepoints and kprobes
-	# being switched, text_poke_bp()) is not always coherent under QEMU's
-	# multi-threaded TCG: twice on 6.12 an "int3" oops hit a jump site
-	# that another vCPU ran while it was patched (once in the kernel's own
-	# handle_softirqs() while a softirq tracepoint was switched on), and
-	# twice on 6.1 an RCU stall stopped test_resize, which switches every
-	# source on and off again and again. With one TCG thread for all
-	# vCPUs they still interleave, at translation block boundaries, but
-	# never run at the same time. VM_TCG_THREAD=multi brings the faster
-	# mode back.
+	# Debian 12's QEMU (7.2) has a known multi-threaded TCG bug: after
+	# text_poke_bp() has finished, a vCPU can still run a stale
+	# translated block that holds the int3 (fixed in QEMU 8.1, "accel/tcg:
+	# Always lock pages before translation"). Live patching of kernel
+	# text (static keys, tracepoints, kprobes) under thread=multi then
+	# oopses now and then: twice on 6.12 an int3 oops at a jump site
+	# (rbnest's hook key; the kernel's handle_softirqs() while a softirq
+	# tracepoint was switched on), and most likely the two RCU stalls of
+	# test_resize on 6.1, which switches every source on and off. With
+	# one TCG thread for all vCPUs they still interleave, at translation
+	# block boundaries, but never run at the same time, and the module
+	# needs no workaround. VM_TCG_THREAD=multi brings the faster mode
+	# back, for runs that patch no text while their load runs.
 	case ${VM_TCG_THREAD:-single} in
 	single | multi) TCG_THREAD=${VM_TCG_THREAD:-single} ;;
 	*) die "VM_TCG_THREAD must be single or multi" ;;

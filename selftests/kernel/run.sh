@@ -34,6 +34,7 @@
 #   RBN_MODES_SECONDS    test_modes
 #   RBN_TSCHECK_SECONDS  test_tscheck
 #   RBN_HOTPLUG_CYCLES   test_hotplug
+#   RBN_LOCKUP_SECONDS   test_lockup
 #   RBN_SH               the shell that runs the scripts (default sh)
 
 dir=$(cd "$(dirname "$0")" && pwd)
