@@ -18,6 +18,7 @@
 #include <linux/limits.h>
 #include <linux/module.h>
 #include <linux/moduleparam.h>
+#include <linux/mm.h>
 #include <linux/mutex.h>
 #include <linux/seq_file.h>
 #include <linux/sizes.h>
@@ -500,15 +501,18 @@ struct dentry *rbn_debugfs_cpu_dir(int cpu)
 	return rbn_cpu_dirs[cpu];
 }
 
-static int rbn_debugfs_init(void)
+/*
+ * The whole tree, once nothing of the load can fail any more: a module
+ * whose init fails is freed whatever its reference count, so a file of it
+ * opened during init would outlive it. Nothing here fails: debugfs's
+ * create functions are not to be checked, a file that could not be
+ * created is just missing.
+ */
+static void rbn_debugfs_create_files(void)
 {
 	struct dentry *per_cpu, *dir;
 	char name[16];
 	long cpu;
-
-	rbn_root = debugfs_create_dir(KBUILD_MODNAME, NULL);
-	if (IS_ERR(rbn_root))
-		return PTR_ERR(rbn_root);
 
 	debugfs_create_file("buffer_size_kb", RBN_MODE_RW, rbn_root, NULL,
 			    &rbn_size_fops);
@@ -531,10 +535,6 @@ static int rbn_debugfs_init(void)
 	debugfs_create_file("format", RBN_MODE_RO, dir,
 			    (void *)RBN_SAMPLE_FORMAT, &rbn_const_fops);
 
-	rbn_cpu_dirs = kcalloc(rbn_nr_cpus(rbn_buf), sizeof(*rbn_cpu_dirs),
-			       GFP_KERNEL);
-	if (!rbn_cpu_dirs)
-		goto err_remove_root;
 	per_cpu = debugfs_create_dir("per_cpu", rbn_root);
 	for (cpu = 0; cpu < rbn_nr_cpus(rbn_buf); cpu++) {
 		snprintf(name, sizeof(name), "cpu%ld", cpu);
@@ -542,20 +542,11 @@ static int rbn_debugfs_init(void)
 		debugfs_create_file("stats", RBN_MODE_RO, rbn_cpu_dirs[cpu],
 				    (void *)cpu, &rbn_stats_fops);
 	}
-	return 0;
 
-err_remove_root:
-	debugfs_remove_recursive(rbn_root);
-	rbn_root = NULL;
-	return -ENOMEM;
-}
-
-static void rbn_debugfs_exit(void)
-{
-	debugfs_remove_recursive(rbn_root);
-	rbn_root = NULL;
-	kfree(rbn_cpu_dirs);
-	rbn_cpu_dirs = NULL;
+	rbn_pipe_create_files(rbn_root);
+	rbn_inject_create_files(rbn_root);
+	rbn_bench_create_files(rbn_root);
+	rbn_writers_create_files(rbn_root);
 }
 
 /* ------------------------------------------------------------------ */
@@ -596,7 +587,22 @@ static int __init rbnest_init(void)
 	rbn_clock_id = ret;
 	cfg.size = buffer_size_kb * 1024;
 	cfg.order = subbuf_order;
+	/*
+	 * As tracefs: more than the memory available fails at once, instead
+	 * of taking the last free pages and leaving the OOM killer to run
+	 * for everybody else.
+	 */
+	if ((u64)buffer_size_kb * nr_cpu_ids / (PAGE_SIZE / SZ_1K) >
+	    si_mem_available()) {
+		pr_err("buffer_size_kb=%lu on %u CPUs is more than the memory available\n",
+		       buffer_size_kb, nr_cpu_ids);
+		return -ENOMEM;
+	}
 
+	/*
+	 * Everything that can fail comes first, the files last: until
+	 * rbn_debugfs_create_files() nobody can open a file of the module.
+	 */
 	buf = rbn_alloc(&cfg);
 	if (IS_ERR(buf)) {
 		pr_err("cannot allocate the ring buffer: %ld\n", PTR_ERR(buf));
@@ -605,38 +611,45 @@ static int __init rbnest_init(void)
 	rbn_buf = buf;
 	rbn_size_kb = buffer_size_kb;
 
-	ret = rbn_debugfs_init();
-	if (ret) {
-		pr_err("cannot create the debugfs files: %d\n", ret);
+	rbn_cpu_dirs = kcalloc(rbn_nr_cpus(buf), sizeof(*rbn_cpu_dirs),
+			       GFP_KERNEL);
+	if (!rbn_cpu_dirs) {
+		ret = -ENOMEM;
 		goto err_free_buffer;
 	}
-	ret = rbn_pipe_init(rbn_root);
+	ret = rbn_pipe_init();
 	if (ret)
-		goto err_remove_debugfs;
-	ret = rbn_inject_init(rbn_root);
+		goto err_free_cpu_dirs;
+	ret = rbn_inject_init();
 	if (ret)
 		goto err_exit_pipe;
-	ret = rbn_bench_init(rbn_root);
+	/* From here on events arrive. */
+	ret = rbn_writers_init(sources ? sources : "");
 	if (ret)
 		goto err_exit_inject;
-	/* Last: from here on events arrive. */
-	ret = rbn_writers_init(rbn_root, sources ? sources : "");
-	if (ret)
-		goto err_exit_bench;
+	rbn_root = debugfs_create_dir(KBUILD_MODNAME, NULL);
+	if (IS_ERR(rbn_root)) {
+		ret = PTR_ERR(rbn_root);
+		pr_err("cannot create the debugfs directory: %d\n", ret);
+		goto err_exit_writers;
+	}
+	rbn_debugfs_create_files();
 
 	pr_info("%d CPUs, %lu sub-buffers of %u bytes per CPU, clock %s%s\n",
 		rbn_nr_cpus(buf), rbn_nr_subbufs(buf), rbn_subbuf_size(buf),
 		rbn_clock_names[rbn_clock_id], overwrite ? ", overwrite" : "");
 	return 0;
 
-err_exit_bench:
-	rbn_bench_exit();
+err_exit_writers:
+	rbn_root = NULL;
+	rbn_writers_exit();
 err_exit_inject:
 	rbn_inject_exit();
 err_exit_pipe:
 	rbn_pipe_exit();
-err_remove_debugfs:
-	rbn_debugfs_exit();
+err_free_cpu_dirs:
+	kfree(rbn_cpu_dirs);
+	rbn_cpu_dirs = NULL;
 err_free_buffer:
 	rbn_free(rbn_buf);
 	rbn_buf = NULL;
@@ -646,16 +659,22 @@ err_free_buffer:
 static void __exit rbnest_exit(void)
 {
 	/*
-	 * Writers first: rbn_writers_exit() unregisters every probe and
-	 * waits until none is still inside the buffer. Then the readers are
-	 * woken and the files go; pages a pipe still holds pin the module,
-	 * so none of them can be out here.
+	 * The load in reverse. The files first: no file is open (each open
+	 * file holds the module), and once they are gone none can be opened
+	 * while the rest is torn down. Then the writers: rbn_writers_exit()
+	 * unregisters every probe and waits until none is still inside the
+	 * buffer. Pages a pipe still holds pin the module, so none of them
+	 * can be out here.
 	 */
+	rbn_pipe_remove_files();
+	debugfs_remove_recursive(rbn_root);
+	rbn_root = NULL;
 	rbn_writers_exit();
 	rbn_bench_exit();
 	rbn_inject_exit();
 	rbn_pipe_exit();
-	rbn_debugfs_exit();
+	kfree(rbn_cpu_dirs);
+	rbn_cpu_dirs = NULL;
 	rbn_free(rbn_buf);
 	rbn_buf = NULL;
 }

@@ -196,9 +196,6 @@ static unsigned long rbn_src_avail;
 /* Set once unload began: the sources stay off. */
 static bool rbn_writers_dead;
 
-static struct dentry *rbn_sources_file;
-static struct dentry *rbn_kprobe_events_file;
-
 /* Events written, per CPU and source. */
 struct rbn_src_counts {
 	u64 events[RBN_NR_WSRC];
@@ -1328,17 +1325,17 @@ static void rbn_sources_probe(void)
 }
 
 /**
- * rbn_writers_init - create the writers' files and start sources
- * @root:	the module's debugfs directory
+ * rbn_writers_init - start the sources of the module parameter
  * @sources:	the "sources" module parameter: "" for none, "all", or a
  *		comma separated list of source names
  *
- * A source this kernel lacks is skipped with a warning.
+ * A source this kernel lacks is skipped with a warning. The files come
+ * later (rbn_writers_create_files()), once nothing of the load can fail.
  *
  * Return: 0, -EINVAL for an unknown source name, or the error of a source
  * that failed to start (then none runs).
  */
-int rbn_writers_init(struct dentry *root, const char *sources)
+int rbn_writers_init(const char *sources)
 {
 	unsigned long want;
 	char *buf;
@@ -1358,34 +1355,35 @@ int rbn_writers_init(struct dentry *root, const char *sources)
 		rbn_gen_nmi_unregister();
 	mutex_unlock(&rbn_writers_mutex);
 	kfree(buf);
-	if (ret) {
+	if (ret)
 		pr_err("cannot start the sources \"%s\": %d\n", sources, ret);
-		return ret;
-	}
+	return ret;
+}
 
-	rbn_sources_file = debugfs_create_file("sources", RBN_MODE_RW, root,
-					       NULL, &rbn_sources_fops);
-	rbn_kprobe_events_file = debugfs_create_file("kprobe_events",
-						     RBN_MODE_RW, root, NULL,
-						     &rbn_kprobe_events_fops);
-	return 0;
+/**
+ * rbn_writers_create_files - create the sources and kprobe_events files
+ * @root:	the module's debugfs directory
+ *
+ * They go with the module's debugfs tree at unload.
+ */
+void rbn_writers_create_files(struct dentry *root)
+{
+	debugfs_create_file("sources", RBN_MODE_RW, root, NULL,
+			    &rbn_sources_fops);
+	debugfs_create_file("kprobe_events", RBN_MODE_RW, root, NULL,
+			    &rbn_kprobe_events_fops);
 }
 
 /**
  * rbn_writers_exit - stop every writer
  *
- * Removes the sources and kprobe_events files (waiting for calls in
- * progress), stops every source, removes the kprobes and the NMI handler,
- * and returns once no writer of this file is inside the buffer any more.
- * Writers of other files (inject, bench) are theirs to stop.
+ * The files are gone already (or were never there). Stops every source,
+ * removes the kprobes and the NMI handler, and returns once no writer of
+ * this file is inside the buffer any more. Writers of other files
+ * (inject, bench) are theirs to stop.
  */
 void rbn_writers_exit(void)
 {
-	debugfs_remove(rbn_kprobe_events_file);
-	debugfs_remove(rbn_sources_file);
-	rbn_kprobe_events_file = NULL;
-	rbn_sources_file = NULL;
-
 	mutex_lock(&rbn_writers_mutex);
 	rbn_writers_dead = true;
 	rbn_sources_apply(0);
