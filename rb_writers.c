@@ -49,10 +49,12 @@
 #include <linux/cpuhotplug.h>
 #include <linux/ctype.h>
 #include <linux/debugfs.h>
+#include <linux/delay.h>
 #include <linux/fs.h>
 #include <linux/hrtimer.h>
 #include <linux/interrupt.h>
 #include <linux/irq_work.h>
+#include <linux/jiffies.h>
 #include <linux/kallsyms.h>
 #include <linux/kernel.h>
 #include <linux/kprobes.h>
@@ -491,15 +493,15 @@ static void rbn_tp_source_stop(enum rbn_wsrc w)
 /* Load generator: hrtimer, tasklet, irq_work, NMI                    */
 /* ------------------------------------------------------------------ */
 
-/* At most this many self-NMIs sent and not yet seen, per CPU. */
-#define RBN_NMI_MAX_PENDING	2
+/* How long unload waits for self-NMIs still on their way. */
+#define RBN_NMI_DRAIN_MS	100
 
 /**
  * struct rbn_gen_cpu - the generator of one CPU
  * @timer:	hard interrupt hrtimer, pinned to the CPU
  * @tasklet:	softirq source, scheduled by @timer
  * @work:	hard irq_work source, queued by @timer
- * @nmi_sent:	self-NMIs sent by @timer and not yet claimed by the handler
+ * @nmi_pending: 1 from a self-NMI sent by @timer until the handler saw it
  * @expiries:	@timer's expiries since the generator started
  * @nmi_wait:	expiries since the last self-NMI
  * @tasklet_runs: runs of @tasklet
@@ -511,7 +513,7 @@ struct rbn_gen_cpu {
 	struct hrtimer timer;
 	struct tasklet_struct tasklet;
 	struct irq_work work;
-	atomic_t nmi_sent;
+	unsigned int nmi_pending;
 	u64 expiries;
 	unsigned int nmi_wait;
 	u64 tasklet_runs;
@@ -546,13 +548,21 @@ static void rbn_gen_work_fn(struct irq_work *work)
 }
 
 #if RBN_HAVE_NMI
+/*
+ * Claim only an NMI this CPU sent itself: one claim each time the sender
+ * set the flag. A count of NMIs in flight would drift: two NMIs that
+ * arrive while NMIs are blocked merge into one, the count stays above
+ * zero and a later NMI of someone else is claimed. The flag cannot: the
+ * first NMI after a send clears it, whatever merged into it. Only the
+ * CPU's own hrtimer and NMI handler touch it, so program order is enough.
+ */
 static int rbn_gen_nmi_handler(unsigned int type, struct pt_regs *regs)
 {
 	struct rbn_gen_cpu *g = this_cpu_ptr(&rbn_gen_cpus);
 
-	/* Claim only an NMI this CPU sent itself. */
-	if (atomic_dec_if_positive(&g->nmi_sent) < 0)
+	if (!READ_ONCE(g->nmi_pending))
 		return NMI_DONE;
+	WRITE_ONCE(g->nmi_pending, 0);
 	rbn_src_emit(RBN_W_NMI, RBN_SRC_NMI, ++g->nmis);
 	return NMI_HANDLED;
 }
@@ -566,10 +576,41 @@ static int rbn_gen_nmi_handler(unsigned int type, struct pt_regs *regs)
  */
 static void rbn_gen_send_nmi(struct rbn_gen_cpu *g)
 {
-	if (atomic_read(&g->nmi_sent) >= RBN_NMI_MAX_PENDING)
+	/* One in flight at a time. */
+	if (READ_ONCE(g->nmi_pending))
 		return;
-	atomic_inc(&g->nmi_sent);
+	WRITE_ONCE(g->nmi_pending, 1);
+	/* Set before the NMI can see it: the NMI comes to this CPU. */
+	barrier();
 	apic->send_IPI_mask(cpumask_of(smp_processor_id()), NMI_VECTOR);
+}
+
+/*
+ * Wait, bounded, until every online CPU saw the self-NMI it sent: the
+ * hrtimers are stopped, but one may have sent an NMI just before that
+ * is not there yet; unregistered, its handler would leave it to the
+ * kernel's "unknown NMI" path (a panic with unknown_nmi_panic). An
+ * offline CPU gets none: its flag is cleared when it comes back.
+ */
+static void rbn_gen_nmi_drain(void)
+{
+	unsigned long deadline = jiffies + msecs_to_jiffies(RBN_NMI_DRAIN_MS);
+	struct rbn_gen_cpu *g;
+	int cpu;
+
+	cpus_read_lock();
+	for_each_online_cpu(cpu) {
+		g = per_cpu_ptr(&rbn_gen_cpus, cpu);
+		while (READ_ONCE(g->nmi_pending)) {
+			if (time_after(jiffies, deadline)) {
+				pr_warn("CPU %d: a self-NMI did not arrive in %d ms\n",
+					cpu, RBN_NMI_DRAIN_MS);
+				break;
+			}
+			usleep_range(50, 100);
+		}
+	}
+	cpus_read_unlock();
 }
 #endif /* RBN_HAVE_NMI */
 
@@ -607,6 +648,8 @@ static int rbn_gen_cpu_online(unsigned int cpu)
 	struct rbn_gen_cpu *g = per_cpu_ptr(&rbn_gen_cpus, cpu);
 
 	g->nmi_wait = 0;
+	/* An NMI sent before the CPU went down never comes. */
+	WRITE_ONCE(g->nmi_pending, 0);
 	hrtimer_start(&g->timer, ns_to_ktime(rbn_gen_period_ns),
 		      HRTIMER_MODE_REL_PINNED_HARD);
 	return 0;
@@ -701,8 +744,9 @@ static int rbn_gen_nmi_start(void)
 static void rbn_gen_nmi_unregister(void)
 {
 #if RBN_HAVE_NMI
-	/* The hrtimers are stopped: no self-NMI is on its way. */
+	/* The hrtimers are stopped; an NMI they sent may still be coming. */
 	if (rbn_nmi_registered) {
+		rbn_gen_nmi_drain();
 		unregister_nmi_handler(NMI_LOCAL, KBUILD_MODNAME);
 		rbn_nmi_registered = false;
 	}
@@ -721,7 +765,7 @@ static void rbn_gen_init(void)
 		g->timer.function = rbn_gen_timer_fn;
 		tasklet_setup(&g->tasklet, rbn_gen_tasklet_fn);
 		g->work = IRQ_WORK_INIT_HARD(rbn_gen_work_fn);
-		atomic_set(&g->nmi_sent, 0);
+		g->nmi_pending = 0;
 	}
 }
 
