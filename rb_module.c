@@ -409,8 +409,21 @@ static const struct file_operations rbn_reset_fops = {
 
 static int rbn_header_page_show(struct seq_file *m, void *v)
 {
+	struct rbn_page *p = NULL;
+
+	/* As ring_buffer_print_page_header(): from the structure. */
 	seq_printf(m, RBN_HEADER_PAGE_FMT,
-		   rbn_subbuf_size(rbn_buf) - (unsigned int)RBN_PAGE_HDR_SIZE);
+		   (unsigned int)offsetof(struct rbn_page, time_stamp),
+		   (unsigned int)sizeof(p->time_stamp),
+		   (unsigned int)is_signed_type(u64),
+		   (unsigned int)offsetof(struct rbn_page, commit),
+		   (unsigned int)sizeof(p->commit),
+		   (unsigned int)is_signed_type(long),
+		   (unsigned int)offsetof(struct rbn_page, commit), 1U,
+		   (unsigned int)is_signed_type(long),
+		   (unsigned int)offsetof(struct rbn_page, data),
+		   rbn_subbuf_size(rbn_buf) - (unsigned int)RBN_PAGE_HDR_SIZE,
+		   (unsigned int)is_signed_type(char));
 	return 0;
 }
 

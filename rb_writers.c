@@ -13,7 +13,8 @@
  *   softirq		a per-CPU tasklet the hrtimer schedules
  *   irq_work		a per-CPU hard irq_work the hrtimer queues
  *   nmi		a self-NMI the hrtimer sends every gen_nmi_every
- *			expiries (x86)
+ *			expiries (x86; this and tp_nmi only where cmpxchg is
+ *			NMI safe, RBN_PORT_NMI_SAFE)
  *   tp_irq		irq_handler_entry, irq_handler_exit
  *   tp_softirq		softirq_entry, softirq_exit
  *   tp_hrtimer		hrtimer_expire_entry
@@ -1356,6 +1357,12 @@ static void rbn_sources_probe(void)
 		s = &rbn_srcs[w];
 		if (w == RBN_W_NMI && !RBN_HAVE_NMI)
 			continue;
+		if ((w == RBN_W_NMI || w == RBN_W_TP_NMI) &&
+		    !RBN_PORT_NMI_SAFE) {
+			pr_warn("source %s unavailable: cmpxchg is not NMI safe here\n",
+				s->name);
+			continue;
+		}
 		for (i = 0; i < s->nr_tps; i++)
 			if (!rbn_tps[s->tp_first + i].tp)
 				break;
