@@ -216,29 +216,76 @@ static int rbn_parse_ulong(const char __user *ubuf, size_t cnt,
 	return kstrtoul(buf, 10, val) ? -EINVAL : 0;
 }
 
-/* buffer_size_kb */
+/* buffer_size_kb, tracing_on, buffer_percent */
 
-static ssize_t rbn_size_read(struct file *file, char __user *ubuf,
-			     size_t cnt, loff_t *ppos)
+/**
+ * struct rbn_int_file - a control file of one unsigned decimal
+ * @name:	its name in the module's directory
+ * @min:	smallest value accepted
+ * @max:	largest value accepted
+ * @get:	its value
+ * @set:	apply a value in @min..@max: 0 or the write's error
+ *
+ * One read and one write for all of them. Not DEFINE_DEBUGFS_ATTRIBUTE:
+ * simple_attr parses before its setter runs, takes hex and octal, cuts
+ * the input at 23 bytes and says ERANGE for a number too big, where
+ * these files say EINVAL for anything but a decimal in range.
+ */
+struct rbn_int_file {
+	const char *name;
+	unsigned long min;
+	unsigned long max;
+	unsigned long (*get)(void);
+	int (*set)(unsigned long val);
+};
+
+static ssize_t rbn_int_read(struct file *file, char __user *ubuf,
+			    size_t cnt, loff_t *ppos)
 {
-	/*
-	 * As tracefs: the size asked for. The ring rounds it up to whole
-	 * sub-buffers of data (rbn_nr_subbufs() * data size).
-	 */
-	return rbn_read_text(ubuf, cnt, ppos, "%lu\n", READ_ONCE(rbn_size_kb));
+	const struct rbn_int_file *f = file->private_data;
+
+	return rbn_read_text(ubuf, cnt, ppos, "%lu\n", f->get());
 }
 
-static ssize_t rbn_size_write(struct file *file, const char __user *ubuf,
-			      size_t cnt, loff_t *ppos)
+static ssize_t rbn_int_write(struct file *file, const char __user *ubuf,
+			     size_t cnt, loff_t *ppos)
 {
-	unsigned long kb;
+	const struct rbn_int_file *f = file->private_data;
+	unsigned long val;
 	int ret;
 
-	ret = rbn_parse_ulong(ubuf, cnt, &kb);
+	ret = rbn_parse_ulong(ubuf, cnt, &val);
 	if (ret)
 		return ret;
-	if (!kb || kb > RBN_MAX_SIZE_KB)
+	if (val < f->min || val > f->max)
 		return -EINVAL;
+	ret = f->set(val);
+	if (ret)
+		return ret;
+	*ppos += cnt;
+	return cnt;
+}
+
+static const struct file_operations rbn_int_fops = {
+	.owner	= THIS_MODULE,
+	.open	= simple_open,
+	.read	= rbn_int_read,
+	.write	= rbn_int_write,
+	.llseek	= default_llseek,
+};
+
+/*
+ * buffer_size_kb reads, as in tracefs, the size asked for. The ring rounds
+ * it up to whole sub-buffers of data (rbn_nr_subbufs() * data size).
+ */
+static unsigned long rbn_size_get(void)
+{
+	return READ_ONCE(rbn_size_kb);
+}
+
+static int rbn_size_set(unsigned long kb)
+{
+	int ret;
 
 	mutex_lock(&rbn_ctl_mutex);
 	/* The core keeps the buffer unchanged when it fails. */
@@ -246,40 +293,16 @@ static ssize_t rbn_size_write(struct file *file, const char __user *ubuf,
 	if (!ret)
 		WRITE_ONCE(rbn_size_kb, kb);
 	mutex_unlock(&rbn_ctl_mutex);
-	if (ret)
-		return ret;
-	*ppos += cnt;
-	return cnt;
+	return ret;
 }
 
-static const struct file_operations rbn_size_fops = {
-	.owner	= THIS_MODULE,
-	.open	= simple_open,
-	.read	= rbn_size_read,
-	.write	= rbn_size_write,
-	.llseek	= default_llseek,
-};
-
-/* tracing_on */
-
-static ssize_t rbn_on_read(struct file *file, char __user *ubuf,
-			   size_t cnt, loff_t *ppos)
+static unsigned long rbn_on_get(void)
 {
-	return rbn_read_text(ubuf, cnt, ppos, "%d\n", READ_ONCE(rbn_tracing_on));
+	return READ_ONCE(rbn_tracing_on);
 }
 
-static ssize_t rbn_on_write(struct file *file, const char __user *ubuf,
-			    size_t cnt, loff_t *ppos)
+static int rbn_on_set(unsigned long val)
 {
-	unsigned long val;
-	int ret;
-
-	ret = rbn_parse_ulong(ubuf, cnt, &val);
-	if (ret)
-		return ret;
-	if (val > 1)
-		return -EINVAL;
-
 	mutex_lock(&rbn_ctl_mutex);
 	if (val && !rbn_tracing_on)
 		rbn_record_enable(rbn_buf);
@@ -290,51 +313,26 @@ static ssize_t rbn_on_write(struct file *file, const char __user *ubuf,
 	/* Blocked readers return what there is once tracing stops. */
 	if (!val)
 		rbn_pipe_wake_all();
-	*ppos += cnt;
-	return cnt;
+	return 0;
 }
 
-static const struct file_operations rbn_on_fops = {
-	.owner	= THIS_MODULE,
-	.open	= simple_open,
-	.read	= rbn_on_read,
-	.write	= rbn_on_write,
-	.llseek	= default_llseek,
-};
-
-/* buffer_percent */
-
-static ssize_t rbn_percent_read(struct file *file, char __user *ubuf,
-				size_t cnt, loff_t *ppos)
+static unsigned long rbn_percent_get(void)
 {
-	return rbn_read_text(ubuf, cnt, ppos, "%u\n",
-			     READ_ONCE(rbn_buffer_percent));
+	return READ_ONCE(rbn_buffer_percent);
 }
 
-static ssize_t rbn_percent_write(struct file *file, const char __user *ubuf,
-				 size_t cnt, loff_t *ppos)
+static int rbn_percent_set(unsigned long val)
 {
-	unsigned long val;
-	int ret;
-
-	ret = rbn_parse_ulong(ubuf, cnt, &val);
-	if (ret)
-		return ret;
-	if (val > 100)
-		return -EINVAL;
 	WRITE_ONCE(rbn_buffer_percent, val);
 	/* A lower watermark may already be met. */
 	rbn_pipe_wake_all();
-	*ppos += cnt;
-	return cnt;
+	return 0;
 }
 
-static const struct file_operations rbn_percent_fops = {
-	.owner	= THIS_MODULE,
-	.open	= simple_open,
-	.read	= rbn_percent_read,
-	.write	= rbn_percent_write,
-	.llseek	= default_llseek,
+static struct rbn_int_file rbn_int_files[] = {
+	{ "buffer_size_kb", 1, RBN_MAX_SIZE_KB, rbn_size_get, rbn_size_set },
+	{ "tracing_on", 0, 1, rbn_on_get, rbn_on_set },
+	{ "buffer_percent", 0, 100, rbn_percent_get, rbn_percent_set },
 };
 
 /* trace_clock */
@@ -526,15 +524,13 @@ static void rbn_debugfs_create_files(void)
 	struct dentry *per_cpu, *dir;
 	char name[16];
 	long cpu;
+	int i;
 
-	debugfs_create_file("buffer_size_kb", RBN_MODE_RW, rbn_root, NULL,
-			    &rbn_size_fops);
-	debugfs_create_file("tracing_on", RBN_MODE_RW, rbn_root, NULL,
-			    &rbn_on_fops);
+	for (i = 0; i < ARRAY_SIZE(rbn_int_files); i++)
+		debugfs_create_file(rbn_int_files[i].name, RBN_MODE_RW,
+				    rbn_root, &rbn_int_files[i], &rbn_int_fops);
 	debugfs_create_file("trace_clock", RBN_MODE_RW, rbn_root, NULL,
 			    &rbn_clock_fops);
-	debugfs_create_file("buffer_percent", RBN_MODE_RW, rbn_root, NULL,
-			    &rbn_percent_fops);
 	debugfs_create_file("reset", RBN_MODE_WO, rbn_root, NULL,
 			    &rbn_reset_fops);
 	debugfs_create_file("header_page", RBN_MODE_RO, rbn_root, NULL,
