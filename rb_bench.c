@@ -1257,15 +1257,12 @@ static const struct file_operations rbn_bench_fops = {
 };
 
 /**
- * rbn_bench_init - create the bench file
+ * rbn_bench_create_files - create the bench file
  * @root:	rbnest's debugfs directory
- *
- * Return: 0.
  */
-int rbn_bench_init(struct dentry *root)
+void rbn_bench_create_files(struct dentry *root)
 {
 	debugfs_create_file("bench", RBN_MODE_RW, root, NULL, &rbn_bench_fops);
-	return 0;
 }
 
 /**

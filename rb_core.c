@@ -1116,6 +1116,9 @@ struct rbn_event *rbn_reserve(struct rbn_buffer *buffer, unsigned int len)
 	rbn_port_preempt_disable();
 	if (unlikely(atomic_read(&buffer->record_disabled)))
 		goto out;
+	/* An NMI writer where cmpxchg is not NMI safe (port header). */
+	if (unlikely(rbn_port_write_refused()))
+		goto out;
 	cpu = rbn_port_cpu();
 	if (unlikely((unsigned int)cpu >= buffer->nr_cpus))
 		goto out;

@@ -358,12 +358,11 @@ static const struct file_operations rbn_inject_fops = {
 };
 
 /**
- * rbn_inject_init - create the inject file
- * @root:	rbnest's debugfs directory
+ * rbn_inject_init - set up the inject interrupts
  *
  * Return: 0.
  */
-int rbn_inject_init(struct dentry *root)
+int rbn_inject_init(void)
 {
 	int cpu;
 
@@ -372,8 +371,16 @@ int rbn_inject_init(struct dentry *root)
 
 		ic->work = IRQ_WORK_INIT_HARD(rbn_inject_irq);
 	}
-	debugfs_create_file("inject", RBN_MODE_RW, root, NULL, &rbn_inject_fops);
 	return 0;
+}
+
+/**
+ * rbn_inject_create_files - create the inject file
+ * @root:	rbnest's debugfs directory
+ */
+void rbn_inject_create_files(struct dentry *root)
+{
+	debugfs_create_file("inject", RBN_MODE_RW, root, NULL, &rbn_inject_fops);
 }
 
 /**

@@ -18,6 +18,7 @@
 #include <linux/limits.h>
 #include <linux/module.h>
 #include <linux/moduleparam.h>
+#include <linux/mm.h>
 #include <linux/mutex.h>
 #include <linux/seq_file.h>
 #include <linux/sizes.h>
@@ -215,29 +216,76 @@ static int rbn_parse_ulong(const char __user *ubuf, size_t cnt,
 	return kstrtoul(buf, 10, val) ? -EINVAL : 0;
 }
 
-/* buffer_size_kb */
+/* buffer_size_kb, tracing_on, buffer_percent */
 
-static ssize_t rbn_size_read(struct file *file, char __user *ubuf,
-			     size_t cnt, loff_t *ppos)
+/**
+ * struct rbn_int_file - a control file of one unsigned decimal
+ * @name:	its name in the module's directory
+ * @min:	smallest value accepted
+ * @max:	largest value accepted
+ * @get:	its value
+ * @set:	apply a value in @min..@max: 0 or the write's error
+ *
+ * One read and one write for all of them. Not DEFINE_DEBUGFS_ATTRIBUTE:
+ * simple_attr parses before its setter runs, takes hex and octal, cuts
+ * the input at 23 bytes and says ERANGE for a number too big, where
+ * these files say EINVAL for anything but a decimal in range.
+ */
+struct rbn_int_file {
+	const char *name;
+	unsigned long min;
+	unsigned long max;
+	unsigned long (*get)(void);
+	int (*set)(unsigned long val);
+};
+
+static ssize_t rbn_int_read(struct file *file, char __user *ubuf,
+			    size_t cnt, loff_t *ppos)
 {
-	/*
-	 * As tracefs: the size asked for. The ring rounds it up to whole
-	 * sub-buffers of data (rbn_nr_subbufs() * data size).
-	 */
-	return rbn_read_text(ubuf, cnt, ppos, "%lu\n", READ_ONCE(rbn_size_kb));
+	const struct rbn_int_file *f = file->private_data;
+
+	return rbn_read_text(ubuf, cnt, ppos, "%lu\n", f->get());
 }
 
-static ssize_t rbn_size_write(struct file *file, const char __user *ubuf,
-			      size_t cnt, loff_t *ppos)
+static ssize_t rbn_int_write(struct file *file, const char __user *ubuf,
+			     size_t cnt, loff_t *ppos)
 {
-	unsigned long kb;
+	const struct rbn_int_file *f = file->private_data;
+	unsigned long val;
 	int ret;
 
-	ret = rbn_parse_ulong(ubuf, cnt, &kb);
+	ret = rbn_parse_ulong(ubuf, cnt, &val);
 	if (ret)
 		return ret;
-	if (!kb || kb > RBN_MAX_SIZE_KB)
+	if (val < f->min || val > f->max)
 		return -EINVAL;
+	ret = f->set(val);
+	if (ret)
+		return ret;
+	*ppos += cnt;
+	return cnt;
+}
+
+static const struct file_operations rbn_int_fops = {
+	.owner	= THIS_MODULE,
+	.open	= simple_open,
+	.read	= rbn_int_read,
+	.write	= rbn_int_write,
+	.llseek	= default_llseek,
+};
+
+/*
+ * buffer_size_kb reads, as in tracefs, the size asked for. The ring rounds
+ * it up to whole sub-buffers of data (rbn_nr_subbufs() * data size).
+ */
+static unsigned long rbn_size_get(void)
+{
+	return READ_ONCE(rbn_size_kb);
+}
+
+static int rbn_size_set(unsigned long kb)
+{
+	int ret;
 
 	mutex_lock(&rbn_ctl_mutex);
 	/* The core keeps the buffer unchanged when it fails. */
@@ -245,40 +293,16 @@ static ssize_t rbn_size_write(struct file *file, const char __user *ubuf,
 	if (!ret)
 		WRITE_ONCE(rbn_size_kb, kb);
 	mutex_unlock(&rbn_ctl_mutex);
-	if (ret)
-		return ret;
-	*ppos += cnt;
-	return cnt;
+	return ret;
 }
 
-static const struct file_operations rbn_size_fops = {
-	.owner	= THIS_MODULE,
-	.open	= simple_open,
-	.read	= rbn_size_read,
-	.write	= rbn_size_write,
-	.llseek	= default_llseek,
-};
-
-/* tracing_on */
-
-static ssize_t rbn_on_read(struct file *file, char __user *ubuf,
-			   size_t cnt, loff_t *ppos)
+static unsigned long rbn_on_get(void)
 {
-	return rbn_read_text(ubuf, cnt, ppos, "%d\n", READ_ONCE(rbn_tracing_on));
+	return READ_ONCE(rbn_tracing_on);
 }
 
-static ssize_t rbn_on_write(struct file *file, const char __user *ubuf,
-			    size_t cnt, loff_t *ppos)
+static int rbn_on_set(unsigned long val)
 {
-	unsigned long val;
-	int ret;
-
-	ret = rbn_parse_ulong(ubuf, cnt, &val);
-	if (ret)
-		return ret;
-	if (val > 1)
-		return -EINVAL;
-
 	mutex_lock(&rbn_ctl_mutex);
 	if (val && !rbn_tracing_on)
 		rbn_record_enable(rbn_buf);
@@ -289,51 +313,26 @@ static ssize_t rbn_on_write(struct file *file, const char __user *ubuf,
 	/* Blocked readers return what there is once tracing stops. */
 	if (!val)
 		rbn_pipe_wake_all();
-	*ppos += cnt;
-	return cnt;
+	return 0;
 }
 
-static const struct file_operations rbn_on_fops = {
-	.owner	= THIS_MODULE,
-	.open	= simple_open,
-	.read	= rbn_on_read,
-	.write	= rbn_on_write,
-	.llseek	= default_llseek,
-};
-
-/* buffer_percent */
-
-static ssize_t rbn_percent_read(struct file *file, char __user *ubuf,
-				size_t cnt, loff_t *ppos)
+static unsigned long rbn_percent_get(void)
 {
-	return rbn_read_text(ubuf, cnt, ppos, "%u\n",
-			     READ_ONCE(rbn_buffer_percent));
+	return READ_ONCE(rbn_buffer_percent);
 }
 
-static ssize_t rbn_percent_write(struct file *file, const char __user *ubuf,
-				 size_t cnt, loff_t *ppos)
+static int rbn_percent_set(unsigned long val)
 {
-	unsigned long val;
-	int ret;
-
-	ret = rbn_parse_ulong(ubuf, cnt, &val);
-	if (ret)
-		return ret;
-	if (val > 100)
-		return -EINVAL;
 	WRITE_ONCE(rbn_buffer_percent, val);
 	/* A lower watermark may already be met. */
 	rbn_pipe_wake_all();
-	*ppos += cnt;
-	return cnt;
+	return 0;
 }
 
-static const struct file_operations rbn_percent_fops = {
-	.owner	= THIS_MODULE,
-	.open	= simple_open,
-	.read	= rbn_percent_read,
-	.write	= rbn_percent_write,
-	.llseek	= default_llseek,
+static struct rbn_int_file rbn_int_files[] = {
+	{ "buffer_size_kb", 1, RBN_MAX_SIZE_KB, rbn_size_get, rbn_size_set },
+	{ "tracing_on", 0, 1, rbn_on_get, rbn_on_set },
+	{ "buffer_percent", 0, 100, rbn_percent_get, rbn_percent_set },
 };
 
 /* trace_clock */
@@ -408,8 +407,21 @@ static const struct file_operations rbn_reset_fops = {
 
 static int rbn_header_page_show(struct seq_file *m, void *v)
 {
+	struct rbn_page *p = NULL;
+
+	/* As ring_buffer_print_page_header(): from the structure. */
 	seq_printf(m, RBN_HEADER_PAGE_FMT,
-		   rbn_subbuf_size(rbn_buf) - (unsigned int)RBN_PAGE_HDR_SIZE);
+		   (unsigned int)offsetof(struct rbn_page, time_stamp),
+		   (unsigned int)sizeof(p->time_stamp),
+		   (unsigned int)is_signed_type(u64),
+		   (unsigned int)offsetof(struct rbn_page, commit),
+		   (unsigned int)sizeof(p->commit),
+		   (unsigned int)is_signed_type(long),
+		   (unsigned int)offsetof(struct rbn_page, commit), 1U,
+		   (unsigned int)is_signed_type(long),
+		   (unsigned int)offsetof(struct rbn_page, data),
+		   rbn_subbuf_size(rbn_buf) - (unsigned int)RBN_PAGE_HDR_SIZE,
+		   (unsigned int)is_signed_type(char));
 	return 0;
 }
 
@@ -500,24 +512,25 @@ struct dentry *rbn_debugfs_cpu_dir(int cpu)
 	return rbn_cpu_dirs[cpu];
 }
 
-static int rbn_debugfs_init(void)
+/*
+ * The whole tree, once nothing of the load can fail any more: a module
+ * whose init fails is freed whatever its reference count, so a file of it
+ * opened during init would outlive it. Nothing here fails: debugfs's
+ * create functions are not to be checked, a file that could not be
+ * created is just missing.
+ */
+static void rbn_debugfs_create_files(void)
 {
 	struct dentry *per_cpu, *dir;
 	char name[16];
 	long cpu;
+	int i;
 
-	rbn_root = debugfs_create_dir(KBUILD_MODNAME, NULL);
-	if (IS_ERR(rbn_root))
-		return PTR_ERR(rbn_root);
-
-	debugfs_create_file("buffer_size_kb", RBN_MODE_RW, rbn_root, NULL,
-			    &rbn_size_fops);
-	debugfs_create_file("tracing_on", RBN_MODE_RW, rbn_root, NULL,
-			    &rbn_on_fops);
+	for (i = 0; i < ARRAY_SIZE(rbn_int_files); i++)
+		debugfs_create_file(rbn_int_files[i].name, RBN_MODE_RW,
+				    rbn_root, &rbn_int_files[i], &rbn_int_fops);
 	debugfs_create_file("trace_clock", RBN_MODE_RW, rbn_root, NULL,
 			    &rbn_clock_fops);
-	debugfs_create_file("buffer_percent", RBN_MODE_RW, rbn_root, NULL,
-			    &rbn_percent_fops);
 	debugfs_create_file("reset", RBN_MODE_WO, rbn_root, NULL,
 			    &rbn_reset_fops);
 	debugfs_create_file("header_page", RBN_MODE_RO, rbn_root, NULL,
@@ -531,10 +544,6 @@ static int rbn_debugfs_init(void)
 	debugfs_create_file("format", RBN_MODE_RO, dir,
 			    (void *)RBN_SAMPLE_FORMAT, &rbn_const_fops);
 
-	rbn_cpu_dirs = kcalloc(rbn_nr_cpus(rbn_buf), sizeof(*rbn_cpu_dirs),
-			       GFP_KERNEL);
-	if (!rbn_cpu_dirs)
-		goto err_remove_root;
 	per_cpu = debugfs_create_dir("per_cpu", rbn_root);
 	for (cpu = 0; cpu < rbn_nr_cpus(rbn_buf); cpu++) {
 		snprintf(name, sizeof(name), "cpu%ld", cpu);
@@ -542,20 +551,11 @@ static int rbn_debugfs_init(void)
 		debugfs_create_file("stats", RBN_MODE_RO, rbn_cpu_dirs[cpu],
 				    (void *)cpu, &rbn_stats_fops);
 	}
-	return 0;
 
-err_remove_root:
-	debugfs_remove_recursive(rbn_root);
-	rbn_root = NULL;
-	return -ENOMEM;
-}
-
-static void rbn_debugfs_exit(void)
-{
-	debugfs_remove_recursive(rbn_root);
-	rbn_root = NULL;
-	kfree(rbn_cpu_dirs);
-	rbn_cpu_dirs = NULL;
+	rbn_pipe_create_files(rbn_root);
+	rbn_inject_create_files(rbn_root);
+	rbn_bench_create_files(rbn_root);
+	rbn_writers_create_files(rbn_root);
 }
 
 /* ------------------------------------------------------------------ */
@@ -596,7 +596,22 @@ static int __init rbnest_init(void)
 	rbn_clock_id = ret;
 	cfg.size = buffer_size_kb * 1024;
 	cfg.order = subbuf_order;
+	/*
+	 * As tracefs: more than the memory available fails at once, instead
+	 * of taking the last free pages and leaving the OOM killer to run
+	 * for everybody else.
+	 */
+	if ((u64)buffer_size_kb * nr_cpu_ids / (PAGE_SIZE / SZ_1K) >
+	    si_mem_available()) {
+		pr_err("buffer_size_kb=%lu on %u CPUs is more than the memory available\n",
+		       buffer_size_kb, nr_cpu_ids);
+		return -ENOMEM;
+	}
 
+	/*
+	 * Everything that can fail comes first, the files last: until
+	 * rbn_debugfs_create_files() nobody can open a file of the module.
+	 */
 	buf = rbn_alloc(&cfg);
 	if (IS_ERR(buf)) {
 		pr_err("cannot allocate the ring buffer: %ld\n", PTR_ERR(buf));
@@ -605,38 +620,45 @@ static int __init rbnest_init(void)
 	rbn_buf = buf;
 	rbn_size_kb = buffer_size_kb;
 
-	ret = rbn_debugfs_init();
-	if (ret) {
-		pr_err("cannot create the debugfs files: %d\n", ret);
+	rbn_cpu_dirs = kcalloc(rbn_nr_cpus(buf), sizeof(*rbn_cpu_dirs),
+			       GFP_KERNEL);
+	if (!rbn_cpu_dirs) {
+		ret = -ENOMEM;
 		goto err_free_buffer;
 	}
-	ret = rbn_pipe_init(rbn_root);
+	ret = rbn_pipe_init();
 	if (ret)
-		goto err_remove_debugfs;
-	ret = rbn_inject_init(rbn_root);
+		goto err_free_cpu_dirs;
+	ret = rbn_inject_init();
 	if (ret)
 		goto err_exit_pipe;
-	ret = rbn_bench_init(rbn_root);
+	/* From here on events arrive. */
+	ret = rbn_writers_init(sources ? sources : "");
 	if (ret)
 		goto err_exit_inject;
-	/* Last: from here on events arrive. */
-	ret = rbn_writers_init(rbn_root, sources ? sources : "");
-	if (ret)
-		goto err_exit_bench;
+	rbn_root = debugfs_create_dir(KBUILD_MODNAME, NULL);
+	if (IS_ERR(rbn_root)) {
+		ret = PTR_ERR(rbn_root);
+		pr_err("cannot create the debugfs directory: %d\n", ret);
+		goto err_exit_writers;
+	}
+	rbn_debugfs_create_files();
 
 	pr_info("%d CPUs, %lu sub-buffers of %u bytes per CPU, clock %s%s\n",
 		rbn_nr_cpus(buf), rbn_nr_subbufs(buf), rbn_subbuf_size(buf),
 		rbn_clock_names[rbn_clock_id], overwrite ? ", overwrite" : "");
 	return 0;
 
-err_exit_bench:
-	rbn_bench_exit();
+err_exit_writers:
+	rbn_root = NULL;
+	rbn_writers_exit();
 err_exit_inject:
 	rbn_inject_exit();
 err_exit_pipe:
 	rbn_pipe_exit();
-err_remove_debugfs:
-	rbn_debugfs_exit();
+err_free_cpu_dirs:
+	kfree(rbn_cpu_dirs);
+	rbn_cpu_dirs = NULL;
 err_free_buffer:
 	rbn_free(rbn_buf);
 	rbn_buf = NULL;
@@ -646,16 +668,22 @@ err_free_buffer:
 static void __exit rbnest_exit(void)
 {
 	/*
-	 * Writers first: rbn_writers_exit() unregisters every probe and
-	 * waits until none is still inside the buffer. Then the readers are
-	 * woken and the files go; pages a pipe still holds pin the module,
-	 * so none of them can be out here.
+	 * The load in reverse. The files first: no file is open (each open
+	 * file holds the module), and once they are gone none can be opened
+	 * while the rest is torn down. Then the writers: rbn_writers_exit()
+	 * unregisters every probe and waits until none is still inside the
+	 * buffer. Pages a pipe still holds pin the module, so none of them
+	 * can be out here.
 	 */
+	rbn_pipe_remove_files();
+	debugfs_remove_recursive(rbn_root);
+	rbn_root = NULL;
 	rbn_writers_exit();
 	rbn_bench_exit();
 	rbn_inject_exit();
 	rbn_pipe_exit();
-	rbn_debugfs_exit();
+	kfree(rbn_cpu_dirs);
+	rbn_cpu_dirs = NULL;
 	rbn_free(rbn_buf);
 	rbn_buf = NULL;
 }

@@ -34,7 +34,9 @@ bool rbn_tracing_is_on(void);
 struct dentry *rbn_debugfs_cpu_dir(int cpu);
 
 /* rb_pipe.c */
-int rbn_pipe_init(struct dentry *root);
+int rbn_pipe_init(void);
+void rbn_pipe_create_files(struct dentry *root);
+void rbn_pipe_remove_files(void);
 void rbn_pipe_exit(void);
 void rbn_pipe_wake_all(void);
 void rbn_pipe_commit_notify(int cpu);
@@ -42,7 +44,8 @@ void rbn_pipe_commit_notify(int cpu);
 /* rb_writers.c */
 void rbn_emit(enum rbn_source src, u64 arg);
 void rbn_writers_reset_seq(void);
-int rbn_writers_init(struct dentry *root, const char *sources);
+int rbn_writers_init(const char *sources);
+void rbn_writers_create_files(struct dentry *root);
 void rbn_writers_exit(void);
 
 /* rb_inject.c */
@@ -50,11 +53,12 @@ typedef void (*rbn_hook_fn)(struct rbn_buffer *buffer, int cpu, int label,
 			    void *arg);
 int rbn_hook_install(rbn_hook_fn fn, void *arg);
 void rbn_hook_remove(void);
-int rbn_inject_init(struct dentry *root);
+int rbn_inject_init(void);
+void rbn_inject_create_files(struct dentry *root);
 void rbn_inject_exit(void);
 
 /* rb_bench.c */
-int rbn_bench_init(struct dentry *root);
+void rbn_bench_create_files(struct dentry *root);
 void rbn_bench_exit(void);
 
 #endif /* _RB_MODULE_H */

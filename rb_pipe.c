@@ -48,10 +48,10 @@
  * make rmmod hang. A sub-buffer spliced into a pipe is a page that left
  * the ring: the pipe frees it with the kernel's own pipe buffer
  * operations, without rbnest, so it holds no module reference and the
- * module's unload never frees it. rbn_pipe_exit() still sets a shutdown flag
- * and wakes everybody first (readers then get -ENODEV), for the one case
- * where files may be open at exit: a load that fails after
- * rbn_pipe_init().
+ * module's unload never frees it. rbn_pipe_remove_files() still sets a
+ * shutdown flag and wakes everybody first (readers then get -ENODEV). A
+ * load that fails never has files to be open: they are created once
+ * nothing of the load can fail any more.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -1078,21 +1078,16 @@ static const struct file_operations rbn_trace_fops = {
 /* ------------------------------------------------------------------ */
 
 /**
- * rbn_pipe_init - create the reader files
- * @root:	the module's debugfs directory
+ * rbn_pipe_init - set up the readers' state
  *
- * trace and trace_pipe go into @root, trace_pipe_raw into each directory
- * rbn_debugfs_cpu_dir() returns. trace_pipe_raw is created "unsafe":
- * debugfs's full proxy has no splice_read; the module reference of the
- * open file keeps its operations alive instead.
+ * Before any writer starts; the files come later, rbn_pipe_create_files().
  *
  * Return: 0 or -ENOMEM.
  */
-int rbn_pipe_init(struct dentry *root)
+int rbn_pipe_init(void)
 {
 	int nr = rbn_nr_cpus(rbn_buf), cpu;
 	struct rbn_pipe_cpu *pcs;
-	struct dentry *dir;
 
 	pcs = kcalloc(nr, sizeof(*pcs), GFP_KERNEL);
 	if (!pcs)
@@ -1106,8 +1101,26 @@ int rbn_pipe_init(struct dentry *root)
 	WRITE_ONCE(rbn_pipe_shutdown, false);
 	rbn_pipe_nr_cpus = nr;
 	WRITE_ONCE(rbn_pipe_cpus, pcs);
+	return 0;
+}
 
-	for (cpu = 0; cpu < nr; cpu++) {
+/**
+ * rbn_pipe_create_files - create the reader files
+ * @root:	the module's debugfs directory
+ *
+ * trace and trace_pipe go into @root, trace_pipe_raw into each directory
+ * rbn_debugfs_cpu_dir() returns. trace_pipe_raw is created "unsafe":
+ * debugfs's full proxy has no splice_read; the module reference of the
+ * open file keeps its operations alive instead. Cannot fail: called once
+ * nothing of the load can fail any more.
+ */
+void rbn_pipe_create_files(struct dentry *root)
+{
+	struct rbn_pipe_cpu *pcs = rbn_pipe_cpus;
+	struct dentry *dir;
+	int cpu;
+
+	for (cpu = 0; cpu < rbn_pipe_nr_cpus; cpu++) {
 		dir = rbn_debugfs_cpu_dir(cpu);
 		if (IS_ERR_OR_NULL(dir))
 			continue;
@@ -1121,16 +1134,15 @@ int rbn_pipe_init(struct dentry *root)
 	rbn_trace_pipe_dentry = debugfs_create_file("trace_pipe", RBN_MODE_RO,
 						    root, NULL,
 						    &rbn_text_fops);
-	return 0;
 }
 
 /**
- * rbn_pipe_exit - remove the reader files
+ * rbn_pipe_remove_files - remove the reader files
  *
- * The writers must be stopped. Wakes every reader first; see the top of
- * this file for why none can be left at module unload.
+ * First thing at unload, writers still running. Wakes every reader first;
+ * see the top of this file for why none can be left at module unload.
  */
-void rbn_pipe_exit(void)
+void rbn_pipe_remove_files(void)
 {
 	struct rbn_pipe_cpu *pcs = rbn_pipe_cpus;
 	int cpu;
@@ -1144,9 +1156,24 @@ void rbn_pipe_exit(void)
 	rbn_trace_pipe_dentry = NULL;
 	debugfs_remove(rbn_trace_dentry);
 	rbn_trace_dentry = NULL;
-	for (cpu = 0; cpu < rbn_pipe_nr_cpus; cpu++)
+	for (cpu = 0; cpu < rbn_pipe_nr_cpus; cpu++) {
 		debugfs_remove(pcs[cpu].raw);
+		pcs[cpu].raw = NULL;
+	}
+}
 
+/**
+ * rbn_pipe_exit - free the readers' state
+ *
+ * The files are gone (rbn_pipe_remove_files()) and the writers stopped.
+ */
+void rbn_pipe_exit(void)
+{
+	struct rbn_pipe_cpu *pcs = rbn_pipe_cpus;
+	int cpu;
+
+	if (!pcs)
+		return;
 	WRITE_ONCE(rbn_pipe_cpus, NULL);
 	for (cpu = 0; cpu < rbn_pipe_nr_cpus; cpu++) {
 		irq_work_sync(&pcs[cpu].work);

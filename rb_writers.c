@@ -13,7 +13,8 @@
  *   softirq		a per-CPU tasklet the hrtimer schedules
  *   irq_work		a per-CPU hard irq_work the hrtimer queues
  *   nmi		a self-NMI the hrtimer sends every gen_nmi_every
- *			expiries (x86)
+ *			expiries (x86; this and tp_nmi only where cmpxchg is
+ *			NMI safe, RBN_PORT_NMI_SAFE)
  *   tp_irq		irq_handler_entry, irq_handler_exit
  *   tp_softirq		softirq_entry, softirq_exit
  *   tp_hrtimer		hrtimer_expire_entry
@@ -49,10 +50,12 @@
 #include <linux/cpuhotplug.h>
 #include <linux/ctype.h>
 #include <linux/debugfs.h>
+#include <linux/delay.h>
 #include <linux/fs.h>
 #include <linux/hrtimer.h>
 #include <linux/interrupt.h>
 #include <linux/irq_work.h>
+#include <linux/jiffies.h>
 #include <linux/kallsyms.h>
 #include <linux/kernel.h>
 #include <linux/kprobes.h>
@@ -195,9 +198,6 @@ static unsigned long rbn_src_avail;
 
 /* Set once unload began: the sources stay off. */
 static bool rbn_writers_dead;
-
-static struct dentry *rbn_sources_file;
-static struct dentry *rbn_kprobe_events_file;
 
 /* Events written, per CPU and source. */
 struct rbn_src_counts {
@@ -494,15 +494,15 @@ static void rbn_tp_source_stop(enum rbn_wsrc w)
 /* Load generator: hrtimer, tasklet, irq_work, NMI                    */
 /* ------------------------------------------------------------------ */
 
-/* At most this many self-NMIs sent and not yet seen, per CPU. */
-#define RBN_NMI_MAX_PENDING	2
+/* How long unload waits for self-NMIs still on their way. */
+#define RBN_NMI_DRAIN_MS	100
 
 /**
  * struct rbn_gen_cpu - the generator of one CPU
  * @timer:	hard interrupt hrtimer, pinned to the CPU
  * @tasklet:	softirq source, scheduled by @timer
  * @work:	hard irq_work source, queued by @timer
- * @nmi_sent:	self-NMIs sent by @timer and not yet claimed by the handler
+ * @nmi_pending: 1 from a self-NMI sent by @timer until the handler saw it
  * @expiries:	@timer's expiries since the generator started
  * @nmi_wait:	expiries since the last self-NMI
  * @tasklet_runs: runs of @tasklet
@@ -514,7 +514,7 @@ struct rbn_gen_cpu {
 	struct hrtimer timer;
 	struct tasklet_struct tasklet;
 	struct irq_work work;
-	atomic_t nmi_sent;
+	unsigned int nmi_pending;
 	u64 expiries;
 	unsigned int nmi_wait;
 	u64 tasklet_runs;
@@ -549,13 +549,21 @@ static void rbn_gen_work_fn(struct irq_work *work)
 }
 
 #if RBN_HAVE_NMI
+/*
+ * Claim only an NMI this CPU sent itself: one claim each time the sender
+ * set the flag. A count of NMIs in flight would drift: two NMIs that
+ * arrive while NMIs are blocked merge into one, the count stays above
+ * zero and a later NMI of someone else is claimed. The flag cannot: the
+ * first NMI after a send clears it, whatever merged into it. Only the
+ * CPU's own hrtimer and NMI handler touch it, so program order is enough.
+ */
 static int rbn_gen_nmi_handler(unsigned int type, struct pt_regs *regs)
 {
 	struct rbn_gen_cpu *g = this_cpu_ptr(&rbn_gen_cpus);
 
-	/* Claim only an NMI this CPU sent itself. */
-	if (atomic_dec_if_positive(&g->nmi_sent) < 0)
+	if (!READ_ONCE(g->nmi_pending))
 		return NMI_DONE;
+	WRITE_ONCE(g->nmi_pending, 0);
 	rbn_src_emit(RBN_W_NMI, RBN_SRC_NMI, ++g->nmis);
 	return NMI_HANDLED;
 }
@@ -569,10 +577,41 @@ static int rbn_gen_nmi_handler(unsigned int type, struct pt_regs *regs)
  */
 static void rbn_gen_send_nmi(struct rbn_gen_cpu *g)
 {
-	if (atomic_read(&g->nmi_sent) >= RBN_NMI_MAX_PENDING)
+	/* One in flight at a time. */
+	if (READ_ONCE(g->nmi_pending))
 		return;
-	atomic_inc(&g->nmi_sent);
+	WRITE_ONCE(g->nmi_pending, 1);
+	/* Set before the NMI can see it: the NMI comes to this CPU. */
+	barrier();
 	apic->send_IPI_mask(cpumask_of(smp_processor_id()), NMI_VECTOR);
+}
+
+/*
+ * Wait, bounded, until every online CPU saw the self-NMI it sent: the
+ * hrtimers are stopped, but one may have sent an NMI just before that
+ * is not there yet; unregistered, its handler would leave it to the
+ * kernel's "unknown NMI" path (a panic with unknown_nmi_panic). An
+ * offline CPU gets none: its flag is cleared when it comes back.
+ */
+static void rbn_gen_nmi_drain(void)
+{
+	unsigned long deadline = jiffies + msecs_to_jiffies(RBN_NMI_DRAIN_MS);
+	struct rbn_gen_cpu *g;
+	int cpu;
+
+	cpus_read_lock();
+	for_each_online_cpu(cpu) {
+		g = per_cpu_ptr(&rbn_gen_cpus, cpu);
+		while (READ_ONCE(g->nmi_pending)) {
+			if (time_after(jiffies, deadline)) {
+				pr_warn("CPU %d: a self-NMI did not arrive in %d ms\n",
+					cpu, RBN_NMI_DRAIN_MS);
+				break;
+			}
+			usleep_range(50, 100);
+		}
+	}
+	cpus_read_unlock();
 }
 #endif /* RBN_HAVE_NMI */
 
@@ -610,6 +649,8 @@ static int rbn_gen_cpu_online(unsigned int cpu)
 	struct rbn_gen_cpu *g = per_cpu_ptr(&rbn_gen_cpus, cpu);
 
 	g->nmi_wait = 0;
+	/* An NMI sent before the CPU went down never comes. */
+	WRITE_ONCE(g->nmi_pending, 0);
 	hrtimer_start(&g->timer, ns_to_ktime(rbn_gen_period_ns),
 		      HRTIMER_MODE_REL_PINNED_HARD);
 	return 0;
@@ -704,8 +745,9 @@ static int rbn_gen_nmi_start(void)
 static void rbn_gen_nmi_unregister(void)
 {
 #if RBN_HAVE_NMI
-	/* The hrtimers are stopped: no self-NMI is on its way. */
+	/* The hrtimers are stopped; an NMI they sent may still be coming. */
 	if (rbn_nmi_registered) {
+		rbn_gen_nmi_drain();
 		unregister_nmi_handler(NMI_LOCAL, KBUILD_MODNAME);
 		rbn_nmi_registered = false;
 	}
@@ -724,7 +766,7 @@ static void rbn_gen_init(void)
 		g->timer.function = rbn_gen_timer_fn;
 		tasklet_setup(&g->tasklet, rbn_gen_tasklet_fn);
 		g->work = IRQ_WORK_INIT_HARD(rbn_gen_work_fn);
-		atomic_set(&g->nmi_sent, 0);
+		g->nmi_pending = 0;
 	}
 }
 
@@ -1315,6 +1357,12 @@ static void rbn_sources_probe(void)
 		s = &rbn_srcs[w];
 		if (w == RBN_W_NMI && !RBN_HAVE_NMI)
 			continue;
+		if ((w == RBN_W_NMI || w == RBN_W_TP_NMI) &&
+		    !RBN_PORT_NMI_SAFE) {
+			pr_warn("source %s unavailable: cmpxchg is not NMI safe here\n",
+				s->name);
+			continue;
+		}
 		for (i = 0; i < s->nr_tps; i++)
 			if (!rbn_tps[s->tp_first + i].tp)
 				break;
@@ -1328,17 +1376,17 @@ static void rbn_sources_probe(void)
 }
 
 /**
- * rbn_writers_init - create the writers' files and start sources
- * @root:	the module's debugfs directory
+ * rbn_writers_init - start the sources of the module parameter
  * @sources:	the "sources" module parameter: "" for none, "all", or a
  *		comma separated list of source names
  *
- * A source this kernel lacks is skipped with a warning.
+ * A source this kernel lacks is skipped with a warning. The files come
+ * later (rbn_writers_create_files()), once nothing of the load can fail.
  *
  * Return: 0, -EINVAL for an unknown source name, or the error of a source
  * that failed to start (then none runs).
  */
-int rbn_writers_init(struct dentry *root, const char *sources)
+int rbn_writers_init(const char *sources)
 {
 	unsigned long want;
 	char *buf;
@@ -1358,34 +1406,35 @@ int rbn_writers_init(struct dentry *root, const char *sources)
 		rbn_gen_nmi_unregister();
 	mutex_unlock(&rbn_writers_mutex);
 	kfree(buf);
-	if (ret) {
+	if (ret)
 		pr_err("cannot start the sources \"%s\": %d\n", sources, ret);
-		return ret;
-	}
+	return ret;
+}
 
-	rbn_sources_file = debugfs_create_file("sources", RBN_MODE_RW, root,
-					       NULL, &rbn_sources_fops);
-	rbn_kprobe_events_file = debugfs_create_file("kprobe_events",
-						     RBN_MODE_RW, root, NULL,
-						     &rbn_kprobe_events_fops);
-	return 0;
+/**
+ * rbn_writers_create_files - create the sources and kprobe_events files
+ * @root:	the module's debugfs directory
+ *
+ * They go with the module's debugfs tree at unload.
+ */
+void rbn_writers_create_files(struct dentry *root)
+{
+	debugfs_create_file("sources", RBN_MODE_RW, root, NULL,
+			    &rbn_sources_fops);
+	debugfs_create_file("kprobe_events", RBN_MODE_RW, root, NULL,
+			    &rbn_kprobe_events_fops);
 }
 
 /**
  * rbn_writers_exit - stop every writer
  *
- * Removes the sources and kprobe_events files (waiting for calls in
- * progress), stops every source, removes the kprobes and the NMI handler,
- * and returns once no writer of this file is inside the buffer any more.
- * Writers of other files (inject, bench) are theirs to stop.
+ * The files are gone already (or were never there). Stops every source,
+ * removes the kprobes and the NMI handler, and returns once no writer of
+ * this file is inside the buffer any more. Writers of other files
+ * (inject, bench) are theirs to stop.
  */
 void rbn_writers_exit(void)
 {
-	debugfs_remove(rbn_kprobe_events_file);
-	debugfs_remove(rbn_sources_file);
-	rbn_kprobe_events_file = NULL;
-	rbn_sources_file = NULL;
-
 	mutex_lock(&rbn_writers_mutex);
 	rbn_writers_dead = true;
 	rbn_sources_apply(0);

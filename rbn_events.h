@@ -96,15 +96,26 @@ struct rbn_sample {
 	"REC->flags, REC->arg\n"
 
 /*
- * header_page for sub-buffers of @size bytes of data (PAGE_SIZE << order
- * minus 16), as tracefs prints it: use with a printf-like function and
- * the data size as the one argument.
+ * header_page, as tracefs prints it (ring_buffer_print_page_header()):
+ * the offsets and sizes come from the sub-buffer header's structure, so
+ * that they are right where local_t is 4 bytes. Use with a printf-like
+ * function; the arguments are offset, size and signedness of struct
+ * rbn_page's time_stamp, commit, commit (its first byte) and data, the
+ * size of data being the data bytes of a sub-buffer. On a 64-bit machine
+ * it reads:
+ *
+ *	field: u64 timestamp;	offset:0;	size:8;	signed:0;
+ *	field: local_t commit;	offset:8;	size:8;	signed:1;
+ *	field: int overwrite;	offset:8;	size:1;	signed:1;
+ *	field: char data;	offset:16;	size:4080;	signed:1;
+ *
+ * (signed for data is char's signedness: 0 where char is unsigned.)
  */
 #define RBN_HEADER_PAGE_FMT						\
-	"\tfield: u64 timestamp;\toffset:0;\tsize:8;\tsigned:0;\n"	\
-	"\tfield: local_t commit;\toffset:8;\tsize:8;\tsigned:1;\n"	\
-	"\tfield: int overwrite;\toffset:8;\tsize:1;\tsigned:1;\n"	\
-	"\tfield: char data;\toffset:16;\tsize:%u;\tsigned:1;\n"
+	"\tfield: u64 timestamp;\toffset:%u;\tsize:%u;\tsigned:%u;\n"	\
+	"\tfield: local_t commit;\toffset:%u;\tsize:%u;\tsigned:%u;\n"	\
+	"\tfield: int overwrite;\toffset:%u;\tsize:%u;\tsigned:%u;\n"	\
+	"\tfield: char data;\toffset:%u;\tsize:%u;\tsigned:%u;\n"
 
 #define RBN_HEADER_EVENT						\
 	"# compressed entry header\n"					\

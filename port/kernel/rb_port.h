@@ -71,6 +71,30 @@ static inline int rbn_port_cpu(void)
 	return raw_smp_processor_id();
 }
 
+/*
+ * A writer in NMI context needs NMI-safe cmpxchg on local_t and local64_t,
+ * as the kernel's own ring buffer does (ring_buffer_lock_reserve()): not
+ * where the architecture does not say so, nor with the spinlock-based
+ * generic atomic64, nor on x86-32 without cmpxchg8b, where local64_t's
+ * cmpxchg disables interrupts, which does not keep an NMI out. There the
+ * write path refuses writers in NMI context and the module offers no NMI
+ * source.
+ */
+#if defined(CONFIG_ARCH_HAVE_NMI_SAFE_CMPXCHG) &&			\
+	!defined(CONFIG_GENERIC_ATOMIC64) &&				\
+	!(defined(CONFIG_X86_32) && !defined(CONFIG_X86_CMPXCHG64) &&	\
+	  !defined(CONFIG_X86_CX8))
+#define RBN_PORT_NMI_SAFE	1
+#else
+#define RBN_PORT_NMI_SAFE	0
+#endif
+
+/* True when the write path must refuse this writer (see above). */
+static inline bool rbn_port_write_refused(void)
+{
+	return !RBN_PORT_NMI_SAFE && in_nmi();
+}
+
 /* 0 normal, 1 softirq, 2 hardirq, 3 NMI. */
 static inline int rbn_port_context_level(void)
 {

@@ -221,6 +221,12 @@ static inline int rbn_port_context_level(void)
 	return rbn_user_context;
 }
 
+/* The userspace build stands for an architecture with NMI-safe cmpxchg. */
+static inline bool rbn_port_write_refused(void)
+{
+	return false;
+}
+
 /* A writer runs with preemption disabled; a thread is never migrated. */
 #define rbn_port_preempt_disable()	do { } while (0)
 #define rbn_port_preempt_enable()	do { } while (0)

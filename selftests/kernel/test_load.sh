@@ -151,6 +151,23 @@ if [ $ok = 1 ]; then
 	4096 | 8192 | 16384 | 65536) ;;
 	*) ok=0 ;;
 	esac
+	# Printed from the structure now; on x86_64 the text of old.
+	if [ "$(uname -m)" = x86_64 ] && [ -n "$sub" ]; then
+		{
+			printf '\tfield: u64 timestamp;\toffset:0;\tsize:8;\tsigned:0;\n'
+			printf '\tfield: local_t commit;\toffset:8;\tsize:8;\tsigned:1;\n'
+			printf '\tfield: int overwrite;\toffset:8;\tsize:1;\tsigned:1;\n'
+			printf '\tfield: char data;\toffset:16;\tsize:%u;\tsigned:1;\n' \
+				$((sub - 16))
+		} >"$rbn_tmp/header_page.want"
+		if cmp -s "$rbn_tmp/header_page.want" "$rbn_dir/header_page"; then
+			ktap_print_msg "header_page: the x86_64 text, byte for byte"
+		else
+			ktap_print_msg "header_page differs from the x86_64 text:"
+			sed 's/^/# /' "$rbn_dir/header_page"
+			ok=0
+		fi
+	fi
 	fmt=$rbn_dir/events/rbnest/sample/format
 	if ! grep -q '^name: sample$' "$fmt" || ! grep -q '^ID: 1$' "$fmt" ||
 	   ! grep -q 'field:unsigned long long seq;' "$fmt"; then

@@ -299,7 +299,14 @@ int main(int argc, char **argv)
 	make_dir("events/rbnest");
 	make_dir("events/rbnest/sample");
 	snprintf(text, sizeof(text), RBN_HEADER_PAGE_FMT,
-		 rbn_subbuf_size(gen.b) - (unsigned int)RBN_PAGE_HDR_SIZE);
+		 (unsigned int)offsetof(struct rbn_page, time_stamp),
+		 (unsigned int)sizeof(((struct rbn_page *)0)->time_stamp), 0U,
+		 (unsigned int)offsetof(struct rbn_page, commit),
+		 (unsigned int)sizeof(((struct rbn_page *)0)->commit), 1U,
+		 (unsigned int)offsetof(struct rbn_page, commit), 1U, 1U,
+		 (unsigned int)offsetof(struct rbn_page, data),
+		 rbn_subbuf_size(gen.b) - (unsigned int)RBN_PAGE_HDR_SIZE,
+		 (unsigned int)((char)-1 < 0));
 	write_text("header_page", text);
 	write_text("header_event", RBN_HEADER_EVENT);
 	write_text("events/rbnest/sample/format", RBN_SAMPLE_FORMAT);
