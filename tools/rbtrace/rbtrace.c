@@ -67,6 +67,13 @@
 #define TYPE_TIME_STAMP		31
 #define TS59			(1ULL << 59)
 #define TS59_MASK		(TS59 - 1)
+/*
+ * The arguments of RBN_HEADER_PAGE_FMT for this page format and @size
+ * data bytes: offset, size and signedness of the time stamp, the commit,
+ * its first byte and the data (char is signed on x86_64).
+ */
+#define PG_HEADER_PAGE_ARGS(size) \
+	0U, 8U, 0U, 8U, 8U, 1U, 8U, 1U, 1U, PG_HDR_SIZE, (size), 1U
 /* rbn_event_flags(): shown at the previous event's time (rb_core.h). */
 #define EV_ZERO_DELTA		0x08
 

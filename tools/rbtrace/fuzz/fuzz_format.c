@@ -157,7 +157,7 @@ int LLVMFuzzerTestOneInput(const unsigned char *data, size_t size)
 		if (!fz_hp || !fz_fmt)
 			abort();
 		hp_len = snprintf(fz_hp, 512, RBN_HEADER_PAGE_FMT,
-				  FZ_DATA_SIZE);
+				  PG_HEADER_PAGE_ARGS(FZ_DATA_SIZE));
 		memcpy(fz_fmt, data, fmt_len);
 	}
 	fz_hp[hp_len] = '\0';

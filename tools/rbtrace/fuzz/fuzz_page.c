@@ -32,7 +32,8 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 
 	(void)argc;
 	(void)argv;
-	n = snprintf(hp, sizeof(hp), RBN_HEADER_PAGE_FMT, FZ_DATA_SIZE);
+	n = snprintf(hp, sizeof(hp), RBN_HEADER_PAGE_FMT,
+		     PG_HEADER_PAGE_ARGS(FZ_DATA_SIZE));
 	fz_base.dir = "fuzz_page";
 	fz_base.quiet = true;
 	load_formats_text(&fz_base, "header_page", hp, n, "format",
