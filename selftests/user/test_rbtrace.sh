@@ -21,7 +21,7 @@ set -uo pipefail
 
 rbtrace=${1:-}
 rbgen=${2:-}
-nr_tests=24
+nr_tests=25
 
 echo "KTAP version 1"
 echo "1..$nr_tests"
@@ -310,6 +310,85 @@ for hostile in div common_type; do
 done
 result $ok "check, report, export: hostile formats refused with exit 2"
 
+# Mangled field lines, with the real print fmt: libtraceevent 1.7 calls
+# strcmp() on a NULL token when a '[' is followed by a byte that is not
+# printable, a NUL or the end of the text (SIGSEGV), and divides by zero
+# in a print fmt it finds behind "print<TAB> fmt:" (SIGFPE); the others it
+# takes silently. Each must exit 2 naming the file and the line, from
+# check, report and export alike.
+cat >"$tmp/mangle.py" <<'PY'
+import sys
+
+path, case = sys.argv[1], sys.argv[2]
+s = open(path, 'rb').read()
+cases = {
+    # a stray '[' and a non-ASCII byte in a field name
+    'stray': (b'common_pid;', b'common_p[\x9aid;'),
+    # a line cut short after a torn byte, merged with the next field line
+    'merged': (b'char context;\toffset:28;\tsize:1;\tsigned:0;\n',
+               b'char cont[\xff'),
+    # a NUL where the array length would be
+    'nul': (b'long long seq;', b'long long seq[\0;'),
+    # a tab inside "print fmt:", then a modulo by zero
+    'print-tab': (b'print fmt:', b'print\t fmt:'),
+    'offset-number': (b'offset:16;', b'offset:16x;'),
+    'outside': (b'source;\toffset:30;', b'source;\toffset:5000;'),
+    'overlap': (b'depth;\toffset:29;', b'depth;\toffset:28;'),
+    'twice': (b'char source;', b'char depth;'),
+    'size': (b'seq;\toffset:8;\tsize:8;', b'seq;\toffset:8;\tsize:4;'),
+    'name': (b'unsigned int cpu;', b'unsigned int c-pu;'),
+}
+if case == 'cut':
+    # the file cut short just after a '['
+    s = s[:s.index(b'seq;')] + b'seq['
+else:
+    a, b = cases[case]
+    if a not in s:
+        sys.exit('%s: %r not in the format' % (case, a))
+    s = s.replace(a, b, 1)
+    if case == 'print-tab':
+        s = s.replace(b'REC->arg\n', b'REC->arg % 0\n')
+open(path, 'wb').write(s)
+PY
+ok=ok
+nr_case=0
+while read -r case cmds line want; do
+	bad=$tmp/mangled-$case
+	rm -rf "$bad"
+	cp -r "$tmp/nest" "$bad"
+	python3 "$tmp/mangle.py" "$bad/$fmt" "$case" || { ok=fail; continue; }
+	run=(check report "export -o $tmp/mangled.dat")
+	# the sizes rbtrace reads: export takes any self-consistent format
+	[ "$cmds" = cr ] && run=(check report)
+	for cmd in "${run[@]}"; do
+		"$rbtrace" $cmd "$bad" >/dev/null 2>"$tmp/err"
+		rc=$?
+		msg=$(head -n 1 "$tmp/err" | tr -cd '[:print:]')
+		echo "# $case: rbtrace ${cmd%% *}: exit $rc: $msg"
+		if [ $rc -ne 2 ] || ! grep -qF "$fmt: line $line: " "$tmp/err" ||
+		   ! grep -qF "$want" "$tmp/err"; then
+			echo "# $case: wanted exit 2 and \"line $line: ...$want\""
+			ok=fail
+		fi
+	done
+	nr_case=$((nr_case + 1))
+done <<'CASES'
+stray all 7 byte 0x9a in column 21 is not printable ASCII
+merged all 12 byte 0xff in column 27 is not printable ASCII
+cut all 9 the text ends inside a field line
+nul all 9 0x00
+print-tab all 18 not "print fmt: " after the fields
+offset-number all 10 field ts: not "offset:N;
+outside all 14 field source: offset 5000 + size 1 is past the largest event (4080 bytes)
+overlap all 13 field depth overlaps field context (line 12)
+twice all 14 field depth: the name is used twice (line 13)
+size cr 9 field seq has size 4, not 8
+name all 11 field name "c-pu" is not a C identifier
+CASES
+echo "# $nr_case mangled formats"
+[ $nr_case -eq 11 ] || ok=fail
+result $ok "check, report, export: mangled field lines refused with exit 2, file and line named"
+
 # ---- violations ------------------------------------------------------------
 
 # expect_violation NAME REC PATTERN: exit 1 and PATTERN in the output
@@ -383,7 +462,7 @@ copy nest
 sed -i 's/offset:8;/offset:8:/' "$tmp/bad/events/rbnest/sample/format"
 sed -i 's/^format:/formt:/' "$tmp/bad/events/rbnest/sample/format"
 expect_input "check: format file that does not parse" "$tmp/bad" \
-	"events/rbnest/sample/format: does not parse"
+	'events/rbnest/sample/format: line 3: not "format:"'
 
 copy nest
 rm "$tmp/bad/cpu0.raw"
