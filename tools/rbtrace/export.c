@@ -143,7 +143,7 @@ static char *exp_path(const char *dir, const char *a, const char *b,
 static int exp_read_text(const char *path, struct exp_text *t, bool optional)
 {
 	size_t cap = 4096, len = 0;
-	char *buf, *nbuf;
+	char *buf, *nbuf, *nul;
 	FILE *f;
 	int ret = 0;
 
@@ -186,10 +186,16 @@ static int exp_read_text(const char *path, struct exp_text *t, bool optional)
 			buf = nbuf;
 		}
 	}
-	if (memchr(buf, '\0', len)) {
+	nul = memchr(buf, '\0', len);
+	if (nul) {
+		unsigned int line = 1;
+		const char *q;
+
+		for (q = buf; q < nul; q++)
+			line += *q == '\n';
 		ret = -EINVAL;
-		exp_err("%s: NUL byte at offset %zu", path,
-			(size_t)((char *)memchr(buf, '\0', len) - buf));
+		exp_err("%s: line %u: byte 0x00 (NUL) at offset %zu", path, line,
+			(size_t)(nul - buf));
 		goto out;
 	}
 	buf[len] = '\0';
@@ -202,13 +208,15 @@ out:
 	return ret;
 }
 
-/* The size of field "data" in header_page: the page's data bytes. */
+/*
+ * The size of field "data" in header_page: the page's data bytes. The text
+ * is checked before libtraceevent parses it (fmtcheck.h).
+ */
 static int exp_load_header_page(struct exp_ctx *c)
 {
 	char *path = exp_path(c->dir, "header_page", NULL, NULL);
-	unsigned long long size;
-	const char *p;
-	char *end;
+	static struct rbt_fmt f;
+	unsigned int size;
 	int ret;
 
 	if (!path)
@@ -217,26 +225,17 @@ static int exp_load_header_page(struct exp_ctx *c)
 	if (ret)
 		goto out;
 	ret = -EINVAL;
-	p = strstr(c->header_page.data, " data;");
-	if (!p) {
-		exp_err("%s: no field \"data\"", path);
+	if (!rbt_header_page_check(&f, c->header_page.data,
+				   c->header_page.len)) {
+		exp_err("%s: line %u: %s", path, f.line, f.err);
 		goto out;
 	}
-	p = strstr(p, "size:");
-	if (!p || p[5] < '0' || p[5] > '9') {
-		exp_err("%s: no size for field \"data\" at offset %zu", path,
-			(size_t)(p ? p - c->header_page.data : 0));
-		goto out;
-	}
-	errno = 0;
-	size = strtoull(p + 5, &end, 10);
-	if (errno || *end != ';' ||
-	    size + EXP_PAGE_HDR_SIZE < EXP_MIN_PAGE_SIZE ||
+	size = f.data_size;
+	if (size + EXP_PAGE_HDR_SIZE < EXP_MIN_PAGE_SIZE ||
 	    size + EXP_PAGE_HDR_SIZE > EXP_MAX_PAGE_SIZE ||
 	    ((size + EXP_PAGE_HDR_SIZE) & (size + EXP_PAGE_HDR_SIZE - 1))) {
-		exp_err("%s: data size at offset %zu is not a sub-buffer of %u..%u bytes (a power of two) minus the %u-byte header",
-			path, (size_t)(p - c->header_page.data),
-			EXP_MIN_PAGE_SIZE, EXP_MAX_PAGE_SIZE,
+		exp_err("%s: data size %u is not a sub-buffer of %u..%u bytes (a power of two) minus the %u-byte header",
+			path, size, EXP_MIN_PAGE_SIZE, EXP_MAX_PAGE_SIZE,
 			EXP_PAGE_HDR_SIZE);
 		goto out;
 	}
@@ -374,6 +373,9 @@ static int exp_check_fields(struct tep_event *event, const char *path)
 	return 0;
 }
 
+/* The check of the format file being loaded (large: not on the stack). */
+static struct rbt_fmt exp_fmt;
+
 /* One events/SYSTEM/EVENT/format file: parsed into c->tep, kept as text. */
 static int exp_load_event(struct exp_ctx *c, struct exp_system *sys,
 			  const char *name)
@@ -412,9 +414,10 @@ static int exp_load_event(struct exp_ctx *c, struct exp_system *sys,
 		goto out;
 	sys->nr_events++;
 	c->nr_events++;
-	if (!rbt_print_fmt_ok(ev->format.data, ev->format.len)) {
-		exp_err("%s: print fmt has arguments other than REC->field",
-			fpath);
+	/* libtraceevent crashes on some broken texts (fmtcheck.h) */
+	if (!rbt_format_check(&exp_fmt, ev->format.data, ev->format.len,
+			      c->page_size - EXP_PAGE_HDR_SIZE)) {
+		exp_err("%s: line %u: %s", fpath, exp_fmt.line, exp_fmt.err);
 		ret = -EINVAL;
 		goto out;
 	}

@@ -228,20 +228,18 @@ static char *read_file(const char *path, size_t *size, bool must)
 	return buf;
 }
 
-/* The size of field "data" in header_page: the sub-buffer's data bytes. */
-static unsigned int header_data_size(const char *path, const char *text)
+/*
+ * The size of field "data" in header_page (@text, @size bytes): the
+ * sub-buffer's data bytes, after a check of the whole text (fmtcheck.h).
+ */
+static unsigned int header_data_size(const char *path, const char *text,
+				     size_t size)
 {
-	const char *p = strstr(text, " data;");
-	unsigned int size;
+	static struct rbt_fmt hf;
 
-	if (!p)
-		die_input("%s: no field \"data\"", path);
-	p = strstr(p, "size:");
-	if (!p || sscanf(p, "size:%u;", &size) != 1)
-		die_input("%s: field \"data\" has no size", path);
-	if (size < 16 || size > (1U << 27))
-		die_input("%s: data size %u out of range", path, size);
-	return size;
+	if (!rbt_header_page_check(&hf, text, size))
+		die_input("%s: line %u: %s", path, hf.line, hf.err);
+	return hf.data_size;
 }
 
 static struct tep_format_field *need_field(struct rbt_rec *r, const char *name,
@@ -260,10 +258,68 @@ static struct tep_format_field *need_field(struct rbt_rec *r, const char *name,
 	return f;
 }
 
+/* The fields rbtrace reads, with their sizes in struct rbn_sample. */
+extern const struct rbn_sample rbt_layout;	/* in sizeof() only */
+
+static const struct {
+	const char *name;
+	unsigned int size;
+} rbt_sample_fields[] = {
+	{ "common_type", sizeof(rbt_layout.common_type) },
+	{ "common_flags", sizeof(rbt_layout.common_flags) },
+	{ "common_preempt_count", sizeof(rbt_layout.common_preempt_count) },
+	{ "common_pid", sizeof(rbt_layout.common_pid) },
+	{ "seq", sizeof(rbt_layout.seq) },
+	{ "ts", sizeof(rbt_layout.ts) },
+	{ "cpu", sizeof(rbt_layout.cpu) },
+	{ "context", sizeof(rbt_layout.context) },
+	{ "depth", sizeof(rbt_layout.depth) },
+	{ "flags", sizeof(rbt_layout.flags) },
+	{ "arg", sizeof(rbt_layout.arg) },
+};
+
+/*
+ * The format text of rbnest:sample, before libtraceevent sees it: the
+ * shape tracefs prints (fmtcheck.h), every field plain and inside the
+ * sub-buffer's data, and the fields rbtrace reads there with the sizes
+ * rbn_events.h gives them. Every event must then hold all the fields
+ * (r->min_size), so that neither rbtrace nor libtraceevent's printing
+ * reads past one.
+ */
+static void check_format_text(struct rbt_rec *r, const char *path,
+			      const char *fmt, size_t fmt_size)
+{
+	static struct rbt_fmt f;
+	const struct rbt_fmt_field *fl;
+	unsigned int i;
+
+	if (!rbt_format_check(&f, fmt, fmt_size, r->data_size))
+		die_input("%s: line %u: %s", path, f.line, f.err);
+	for (i = 0; i < f.nr_fields; i++) {
+		fl = &f.field[i];
+		if (fl->arraylen || fl->dynamic)
+			die_input("%s: line %u: field %s: rbnest:sample has plain fields only",
+				  path, fl->line, fl->name);
+	}
+	for (i = 0; i < ARRAY_SIZE(rbt_sample_fields); i++) {
+		const char *name = rbt_sample_fields[i].name;
+
+		fl = rbt_fmt_find(&f, name, strlen(name));
+		if (!fl)
+			die_input("%s: event has no field \"%s\"", path, name);
+		if (fl->size != rbt_sample_fields[i].size)
+			die_input("%s: line %u: field %s has size %u, not %u",
+				  path, fl->line, name, fl->size,
+				  rbt_sample_fields[i].size);
+	}
+	r->min_size = f.end;
+}
+
 /*
  * Parse header_page (@hp, @hp_size bytes, NUL-terminated) and the format
  * of rbnest:sample (@fmt, @fmt_size bytes); @hp_path and @fmt_path name
- * them in messages.
+ * them in messages. Both texts are checked first: libtraceevent crashes
+ * on some broken ones (see fmtcheck.h).
  */
 static void load_formats_text(struct rbt_rec *r, const char *hp_path,
 			      const char *hp, size_t hp_size,
@@ -274,6 +330,10 @@ static void load_formats_text(struct rbt_rec *r, const char *hp_path,
 	struct tep_event *ev = NULL;
 	enum tep_errno err;
 
+	r->data_size = header_data_size(hp_path, hp, hp_size);
+	r->subbuf = r->data_size + PG_HDR_SIZE;
+	check_format_text(r, path, fmt, fmt_size);
+
 	r->tep = tep_alloc();
 	if (!r->tep)
 		die_input("tep_alloc failed");
@@ -282,12 +342,6 @@ static void load_formats_text(struct rbt_rec *r, const char *hp_path,
 
 	if (tep_parse_header_page(r->tep, (char *)hp, hp_size, 8))
 		die_input("%s: does not parse", hp_path);
-	r->data_size = header_data_size(hp_path, hp);
-	r->subbuf = r->data_size + PG_HDR_SIZE;
-
-	if (!rbt_print_fmt_ok(fmt, fmt_size))
-		die_input("%s: print fmt has arguments other than REC->field",
-			  path);
 	err = tep_parse_format(r->tep, &ev, fmt, fmt_size, "rbnest");
 	if (err || !ev || (ev->flags & TEP_EVENT_FL_FAILED)) {
 		char msg[128] = "";
@@ -1364,7 +1418,7 @@ static int cmd_record(int argc, char **argv)
 
 	snprintf(path, sizeof(path), "%s/header_page", dir);
 	text = read_file(path, &size, true);
-	subbuf = header_data_size(path, text) + PG_HDR_SIZE;
+	subbuf = header_data_size(path, text, size) + PG_HDR_SIZE;
 	free(text);
 	for (nr = 0; nr < MAX_CPUS; nr++) {
 		struct stat st;
