@@ -20,8 +20,11 @@
 #   make bench-user   instructions per event under callgrind, stress rate
 #   make coverage     coverage tests and the coverage report alone
 #   make fuzz         fuzz tools/rbtrace (libFuzzer, clang) for FUZZ_SECONDS
-#                     (default 600) per target; make check runs each
-#                     target for FUZZ_CHECK_SECONDS (default 20)
+#                     (default 600) per target, new crash inputs kept in
+#                     build/fuzz/run/artifacts
+#   make fuzz-smoke   what make check runs: the regression corpus
+#                     (tools/rbtrace/fuzz/corpus), then a fixed number of
+#                     runs per target with a fixed seed (FUZZ_SEED)
 #   make deps         install the Debian packages the above need
 #   make vm-check     the kernel selftests (selftests/kernel/run.sh) in a
 #                     QEMU VM (scripts/vm.sh) on each kernel of KERNELS
@@ -116,7 +119,8 @@ Q		:= $(if $(V),,@)
 JOBS		= $(if $(filter -j%,$(MAKEFLAGS)),,-j$(shell nproc 2>/dev/null || echo 1))
 
 .PHONY: all run bench user-lib module module-clean check check-build bench-user \
-	coverage deps clean fuzz fuzz-build $(addprefix tests-,$(VARIANTS)) \
+	coverage deps clean fuzz fuzz-build fuzz-smoke \
+	$(addprefix tests-,$(VARIANTS)) \
 	vm-check module-for
 
 all: user-lib tests-user rbtrace
@@ -209,9 +213,15 @@ RBTRACE_RUNS	= '@rbtrace bash $(TEST_DIR)/test_rbtrace.sh $(RBTRACE) $(BUILD)/us
 # ---- fuzzing tools/rbtrace -----------------------------------------------
 #
 # libFuzzer targets (clang, ASan + UBSan) on the page checks and decoding
-# and on the format loading of rbtrace. "make check" fuzzes each for
-# FUZZ_CHECK_SECONDS; "make fuzz" for FUZZ_SECONDS. Corpora, logs and any
-# crash inputs are kept in $(BUILD)/fuzz/run.
+# and on the format loading of rbtrace. "make check" (and "make
+# fuzz-smoke") runs the same inputs every time: each input of the
+# regression corpus $(FUZZ_CORPUS)/TARGET once, then FUZZ_RUNS_TARGET
+# runs with seed FUZZ_SEED (about 10 s each on one core); its logs and
+# any crash input are kept in $(BUILD)/fuzz/smoke. "make fuzz" fuzzes
+# each target for FUZZ_SECONDS with a random seed, growing the corpora in
+# $(BUILD)/fuzz/run; a crash input it finds is in
+# $(BUILD)/fuzz/run/artifacts, to be added to the regression corpus
+# with its fix.
 
 FUZZ_DIR	:= $(RBTRACE_DIR)/fuzz
 FUZZ_CC		?= clang
@@ -222,8 +232,12 @@ FUZZ_CFLAGS	= -std=gnu11 -g -O1 -fno-omit-frame-pointer -Wall -Wextra \
 		  $(TEP_CFLAGS) -fsanitize=fuzzer,address,undefined \
 		  -fno-sanitize-recover=all
 FUZZ_SECONDS	?= 600
-FUZZ_CHECK_SECONDS ?= 20
+FUZZ_SEED	?= 20261204
+FUZZ_RUNS_fuzz_format ?= 400000
+FUZZ_RUNS_fuzz_page ?= 250000
+FUZZ_CORPUS	:= $(FUZZ_DIR)/corpus
 FUZZ_OUT	:= $(BUILD)/fuzz/run
+FUZZ_SMOKE_OUT	:= $(BUILD)/fuzz/smoke
 
 $(FUZZ_BINS): $(BUILD)/fuzz/%: $(FUZZ_DIR)/%.c $(RBTRACE_DEPS)
 	@mkdir -p $(@D)
@@ -234,10 +248,18 @@ $(FUZZ_BINS): $(BUILD)/fuzz/%: $(FUZZ_DIR)/%.c $(RBTRACE_DEPS)
 fuzz-build: $(FUZZ_BINS) $(BUILD)/user/rbgen
 
 fuzz: fuzz-build
-	bash $(FUZZ_DIR)/fuzz.sh -t $(FUZZ_SECONDS) -o $(FUZZ_OUT) \
-		$(BUILD)/user/rbgen $(FUZZ_BINS)
+	bash $(FUZZ_DIR)/fuzz.sh -t $(FUZZ_SECONDS) -c $(FUZZ_CORPUS) \
+		-o $(FUZZ_OUT) $(BUILD)/user/rbgen $(FUZZ_BINS)
 
-FUZZ_RUN	= '@fuzz bash $(FUZZ_DIR)/fuzz.sh -t $(FUZZ_CHECK_SECONDS) -o $(FUZZ_OUT) $(BUILD)/user/rbgen $(FUZZ_BINS)'
+FUZZ_SMOKE	= bash $(FUZZ_DIR)/fuzz.sh -s $(FUZZ_SEED) \
+		  $(foreach t,$(FUZZ_TARGETS),-n $(t)=$(FUZZ_RUNS_$(t))) \
+		  -c $(FUZZ_CORPUS) -o $(FUZZ_SMOKE_OUT) $(BUILD)/user/rbgen \
+		  $(FUZZ_BINS)
+
+fuzz-smoke: fuzz-build
+	$(FUZZ_SMOKE)
+
+FUZZ_RUN	= '@fuzz $(FUZZ_SMOKE)'
 
 # ---- the kernel module ---------------------------------------------------
 

@@ -3,33 +3,67 @@
 #
 # fuzz.sh - run the libFuzzer targets of rbtrace and report them as KTAP.
 #
-# Usage: fuzz.sh [-t SECONDS] [-o DIR] RBGEN FUZZER...
+# Usage: fuzz.sh [-t SECONDS | -n [TARGET=]RUNS... -s SEED] [-c DIR] [-o DIR]
+#                RBGEN FUZZER...
 #
-#   -t SECONDS  fuzzing time per target (default 20)
-#   -o DIR      keep the corpora (DIR/corpus/TARGET, grown run after run),
-#               the crash, leak and timeout inputs (DIR/artifacts/TARGET-*)
-#               and the fuzzers' logs (DIR/TARGET.log) there; by default
-#               a temporary directory, removed at the end
+#   -t SECONDS  open-ended: fuzz each target for SECONDS (default 20), with
+#               a random seed, growing DIR/corpus/TARGET run after run
+#   -n RUNS     deterministic: each target runs RUNS inputs (-runs) from a
+#               fresh corpus with the seed of -s; TARGET=RUNS sets one
+#               target's number (repeat -n for each)
+#   -s SEED     the seed of libFuzzer's mutations with -n (default 1)
+#   -c DIR      the regression corpus kept in the tree: DIR/TARGET/* are
+#               every input that ever crashed a target; each is run once
+#               (a test case of its own) and seeds the fuzzing
+#   -o DIR      keep the corpora (DIR/corpus/TARGET), the crash, leak and
+#               timeout inputs (DIR/artifacts/TARGET-*) and the fuzzers'
+#               logs (DIR/TARGET.log) there; by default a temporary
+#               directory, removed at the end
 #
 # The seed inputs are made here, not stored: RBGEN writes recordings of
 # the userspace core (nested writers, a clock across 2^59, overwrite mode
 # with lost events); fuzz_page gets their pages (one, two in a row, and a
 # page of each CPU) and fuzz_format their header_page and format texts.
-# Every target is one test case: it fails on a crash, a sanitizer report,
-# a leak, a slow input (-timeout) or a fuzzer that does not run. Each
-# prints the number of inputs it ran.
+# Every target is two test cases: its regression corpus, which fails if
+# an input crashes, and the fuzzing, which fails on a crash, a sanitizer
+# report, a leak, a slow input (-timeout) or a fuzzer that does not run.
+# Each prints the number of inputs it ran. A crash input found by the
+# fuzzing is named on the "not ok" line: once fixed, it joins the
+# regression corpus (see the README).
 
 set -uo pipefail
 
 seconds=20
+runs=
+declare -A target_runs=()
+seed=1
+regress=
 out=
-while getopts t:o: opt; do
+usage() {
+	echo "usage: $0 [-t SECONDS | -n [TARGET=]RUNS... -s SEED]" \
+		"[-c DIR] [-o DIR] RBGEN FUZZER..." >&2
+	exit 2
+}
+while getopts t:n:s:c:o: opt; do
 	case $opt in
 	t) seconds=$OPTARG ;;
+	n)
+		case $OPTARG in
+		*=*) target_runs[${OPTARG%%=*}]=${OPTARG#*=} ;;
+		*) runs=$OPTARG ;;
+		esac
+		[[ ${OPTARG#*=} =~ ^[1-9][0-9]*$ ]] || usage
+		;;
+	s) seed=$OPTARG ;;
+	c) regress=$OPTARG ;;
 	o) out=$OPTARG ;;
-	*) echo "usage: $0 [-t SECONDS] [-o DIR] RBGEN FUZZER..." >&2; exit 2 ;;
+	*) usage ;;
 	esac
 done
+determ=0
+if [ -n "$runs" ] || [ ${#target_runs[@]} -gt 0 ]; then
+	determ=1
+fi
 shift $((OPTIND - 1))
 rbgen=${1:-}
 shift
@@ -44,7 +78,7 @@ fi
 mkdir -p "$out/artifacts" "$out/corpus"
 
 echo "KTAP version 1"
-echo "1..${#fuzzers[@]}"
+echo "1..$((2 * ${#fuzzers[@]}))"
 
 # ---- seeds ----------------------------------------------------------------
 
@@ -110,32 +144,114 @@ leak_opt() {
 
 nr=0
 nr_fail=0
-for fz in "${fuzzers[@]}"; do
+
+# result ok|fail DESCRIPTION...
+result() {
 	nr=$((nr + 1))
+	if [ "$1" = ok ]; then
+		echo "ok $nr ${*:2}"
+	else
+		nr_fail=$((nr_fail + 1))
+		echo "not ok $nr ${*:2}"
+	fi
+}
+
+fuzz_env() {
+	env ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 \
+		UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+		LSAN_OPTIONS=suppressions=$here/lsan.supp "$@"
+}
+
+for fz in "${fuzzers[@]}"; do
 	name=$(basename "$fz")
 	log=$out/$name.log
 	corpus=$out/corpus/$name
-	mkdir -p "$corpus"
 	if [ ! -x "$fz" ]; then
-		echo "not ok $nr $name # not built"
-		nr_fail=$((nr_fail + 1))
+		result fail "$name: regression corpus # not built"
+		result fail "$name # not built"
 		continue
 	fi
+
+	# ---- the regression corpus: every input once ----
+	inputs=()
+	if [ -n "$regress" ] && [ -d "$regress/$name" ]; then
+		mapfile -t inputs < <(find "$regress/$name" -type f | sort)
+	fi
+	if [ ${#inputs[@]} -eq 0 ]; then
+		echo "# $name: no regression inputs"
+		result ok "$name: regression corpus (0 inputs)"
+	else
+		# one process per input: every crashing input is named
+		bad=0
+		: >"$out/$name-regress.log"
+		for input in "${inputs[@]}"; do
+			rlog=$tmp/regress.log
+			fuzz_env "$fz" -timeout=10 -rss_limit_mb=2048 \
+				-detect_leaks=1 "$input" >"$rlog" 2>&1 </dev/null
+			rc=$?
+			cat "$rlog" >>"$out/$name-regress.log"
+			if [ $rc -ne 0 ] ||
+			   ! grep -q '^Executed .* in [0-9]* ms$' "$rlog"; then
+				bad=$((bad + 1))
+				san=$(grep -m1 -oE \
+					'(ERROR|SUMMARY): .*Sanitizer: [A-Za-z-]+' "$rlog")
+				echo "# $name: $(basename "$input"):" \
+					"exit status $rc: $san"
+			fi
+		done
+		echo "# $name: ${#inputs[@]} regression inputs, $bad crashed"
+		if [ $bad -ne 0 ]; then
+			result fail "$name: regression corpus ($bad of" \
+				"${#inputs[@]} inputs crashed, see $name-regress.log)"
+		else
+			result ok "$name: regression corpus (${#inputs[@]} inputs)"
+		fi
+	fi
+
+	# ---- fuzzing ----
 	if [ $gen_ok -eq 0 ] || [ -z "$(ls -A "$seeds/$name" 2>/dev/null)" ]; then
 		echo "# $name: no seed inputs"
 	fi
+	dirs=("$seeds/$name")
+	if [ ${#inputs[@]} -gt 0 ]; then
+		dirs+=("$regress/$name")
+	fi
+	if [ $determ -eq 1 ]; then
+		n=${target_runs[$name]:-$runs}
+		if [ -z "$n" ]; then
+			result fail "$name # no number of runs given (-n $name=RUNS)"
+			continue
+		fi
+		# The same inputs, seed and runs every time: a fresh corpus,
+		# no reloading of it (a timer), no operands of comparisons
+		# fed back to the mutations (pointers among them, which move
+		# with the length of a path in argv) and no address space
+		# layout randomisation.
+		corpus=$tmp/corpus-$name
+		rm -rf "$corpus"
+		limit=(-seed="$seed" -runs="$n" -reload=0 -use_cmp=0)
+		what="seed $seed, $n runs"
+		run=()
+		if setarch -R true 2>/dev/null; then
+			run=(setarch -R)
+		else
+			echo "# $name: setarch -R does not work here, addresses are random"
+		fi
+	else
+		limit=(-max_total_time="$seconds")
+		what="$seconds s"
+		run=()
+	fi
+	mkdir -p "$corpus"
 	before=$(ls "$out/artifacts" | grep -c "^$name-")
-	env ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 \
-		UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
-		LSAN_OPTIONS=suppressions=$here/lsan.supp \
-		"$fz" -max_total_time="$seconds" -timeout=10 \
+	fuzz_env "${run[@]}" "$fz" "${limit[@]}" -timeout=10 \
 		-rss_limit_mb=2048 -max_len="$(max_len "$name")" \
 		"$(leak_opt "$name")" -print_final_stats=1 \
 		-artifact_prefix="$out/artifacts/$name-" \
-		"$corpus" "$seeds/$name" >"$log" 2>&1 </dev/null
+		"$corpus" "${dirs[@]}" >"$log" 2>&1 </dev/null
 	rc=$?
 	after=$(ls "$out/artifacts" | grep -c "^$name-")
-	runs=$(grep -oE '^Done [0-9]+ runs in [0-9]+ second' "$log" | tail -n 1 |
+	done_line=$(grep -oE '^Done [0-9]+ runs in [0-9]+ second' "$log" | tail -n 1 |
 		awk '{ print $2 " inputs in " $5 " s" }')
 	last=$(grep -E '^#[0-9]+' "$log" | tail -n 1)
 	cov=$(grep -oE 'cov: [0-9]+' <<<"$last" | cut -d' ' -f2)
@@ -143,15 +259,16 @@ for fz in "${fuzzers[@]}"; do
 	corp=$(grep -oE 'corp: [0-9]+' <<<"$last" | cut -d' ' -f2)
 	execs=$(grep -oE 'stat::number_of_executed_units: [0-9]+' "$log" |
 		awk '{ print $2 }')
-	echo "# $name: ${execs:-?} executions (${runs:-no final line}), ${seconds} s, coverage ${cov:-?} edges ${ft:-?} features, corpus ${corp:-?} inputs"
-	if [ "$rc" -ne 0 ] || [ "$after" -ne "$before" ] || [ -z "$runs" ]; then
+	echo "# $name: ${execs:-?} executions (${done_line:-no final line}), $what, coverage ${cov:-?} edges ${ft:-?} features, corpus ${corp:-?} inputs"
+	if [ "$rc" -ne 0 ] || [ "$after" -ne "$before" ] || [ -z "$done_line" ]; then
 		echo "# $name: exit status $rc; the end of $name.log:"
 		grep -vE '^#[0-9]+|^(INFO|[ ]*")' "$log" | tail -n 40 | sed 's/^/# /'
 		ls "$out/artifacts" | grep "^$name-" | sed 's/^/# artifact: /'
-		echo "not ok $nr $name"
-		nr_fail=$((nr_fail + 1))
+		echo "# once fixed, add the input to the regression corpus:" \
+			"${regress:-tools/rbtrace/fuzz/corpus}/$name/"
+		result fail "$name: fuzzing ($what)"
 	else
-		echo "ok $nr $name"
+		result ok "$name: fuzzing ($what)"
 	fi
 done
 [ "$nr_fail" -eq 0 ]
