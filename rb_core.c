@@ -32,7 +32,7 @@
  * rbn-write-path: rb_update_event rb_add_time_stamp rb_move_tail
  * rbn-write-path: rb_reset_tail rb_tail_page_update rb_handle_head_page
  * rbn-write-path: rb_end_commit rb_set_commit_to_write rbn_commit
- * rbn-write-path: trace_recursive_lock
+ * rbn-write-path: trace_recursive_lock rb_clock_read
  */
 
 /* The write index and entry counter keep a tail update count above bit 20. */
@@ -98,6 +98,7 @@ struct rbn_cpu_buffer {
 	struct rbn_bpage *commit_page;
 	local64_t before_stamp;
 	local64_t write_stamp;
+	local64_t last_ts;		/* latest time taken (rb_clock_read()) */
 
 	/* Counters: written by the writer, read by anybody. */
 	local_t entries;		/* events committed */
@@ -110,6 +111,7 @@ struct rbn_cpu_buffer {
 	local_t ts_abs;
 	local_t ts_zero;
 	local_t ts_extend;
+	local_t ts_clock_back;
 	local_t recursion;
 	unsigned long max_depth;
 
@@ -144,6 +146,7 @@ struct rbn_buffer {
 /* Bookkeeping of one reservation while it goes through the write path. */
 struct rb_event_info {
 	u64 ts;
+	u64 clock;			/* the clock read behind ts */
 	u64 delta;
 	u64 before;
 	u64 after;
@@ -257,18 +260,25 @@ u64 rbn_event_time_delta(struct rbn_event *event)
  * @prev:	the full time stamp before it (page stamp or previous event)
  *
  * An absolute stamp stores 59 bits; clocks with larger values keep their
- * upper five bits from the previous full time. Time never goes backwards
- * in a sub-buffer, so a stamp below @prev carried out of the 59 bits. That
- * holds also when @prev is below 2^59 and the stamp is the first one above
- * it, which a check on @prev's upper bits alone would miss.
+ * upper five bits from the previous full time. A stamp far below @prev
+ * (more than 2^58) can only have carried out of the 59 bits: it gets the
+ * carry, also when @prev is below 2^59 and the stamp is the first one above
+ * it, which a check on @prev's upper bits alone would miss. A stamp a
+ * little below @prev is a time before it, not 2^59 ahead; and one far above
+ * @prev, when @prev has upper bits, is a little below @prev across a
+ * multiple of 2^59. The write path never stores a stamp below the time
+ * before it (rb_clock_read()); this reads the others as their writer meant.
  *
  * Return: the full 64-bit time stamp.
  */
 u64 rbn_fix_abs_ts(u64 abs, u64 prev)
 {
 	abs |= prev & RBN_TS_MSB;
-	if (abs < prev)
+	if (abs < prev && prev - abs > (1ULL << 58))
 		abs += 1ULL << 59;
+	else if (abs > prev && abs - prev > (1ULL << 58) &&
+		 (prev & RBN_TS_MSB))
+		abs -= 1ULL << 59;
 	return abs;
 }
 
@@ -827,6 +837,53 @@ static struct rbn_event *rb_update_event(struct rbn_cpu_buffer *cpu_buffer,
 }
 
 /*
+ * The clock as the write path uses it: never below last_ts, the latest
+ * time a writer took on this CPU. trace_clock=mono and boot read in an NMI
+ * can be behind the reading of the event the NMI interrupted, and
+ * local_clock() can step back when the TSC is resynchronised. A delta from
+ * an earlier, larger time would be negative, and an absolute stamp below
+ * the time before it on the page reads as a 59-bit carry, 2^59 ns ahead.
+ *
+ * The writer cannot know the time of the event before it on the page when
+ * it is nested (that event may be the one it interrupted, or one before
+ * it), but every such time was taken before, so it is at most last_ts. An
+ * event whose clock reads below last_ts is stored at last_ts: the time of
+ * the event before it when nothing is nested, and never ahead of a time
+ * the clock gave. It gets RBN_EV_CLOCK_BACK and is counted. So every time
+ * the path below works with comes from a clock that never goes back on
+ * this CPU, which is what the nested timestamp algorithm assumes.
+ *
+ * The clock is read after last_ts, and the new time published with a
+ * cmpxchg from the value read: a writer that runs in between (at the
+ * label) took a later time, and we read the clock again, after it. Each
+ * retry means a writer nested on this CPU finished in between.
+ */
+static __always_inline u64 rb_clock_read(struct rbn_cpu_buffer *cpu_buffer,
+					 struct rb_event_info *info, int label)
+{
+	struct rbn_buffer *buffer = cpu_buffer->buffer;
+	u64 last, ts, old;
+
+	last = local64_read(&cpu_buffer->last_ts);
+	for (;;) {
+		ts = rb_time_stamp(buffer);
+		RBN_HOOK(buffer, cpu_buffer->cpu, label);
+		old = local64_cmpxchg(&cpu_buffer->last_ts, last,
+				      ts < last ? last : ts);
+		if (likely(old == last))
+			break;
+		last = old;
+	}
+	info->clock = ts;
+	if (unlikely(ts < last)) {
+		info->flags |= RBN_EV_CLOCK_BACK;
+		return last;
+	}
+	info->flags &= ~RBN_EV_CLOCK_BACK;
+	return ts;
+}
+
+/*
  * Reserve info->length bytes on this CPU's tail page and decide the time
  * stamp of the event. Three players (the article's names):
  *
@@ -866,10 +923,18 @@ static struct rbn_event *__rb_reserve_next(struct rbn_cpu_buffer *cpu_buffer,
 	info->after = local64_read(&cpu_buffer->write_stamp);
 	RBN_HOOK(buffer, cpu, RBN_LABEL_A_AFTER);
 	barrier();
-	info->ts = rb_time_stamp(buffer);
+	/*
+	 * The clock, never below a time taken before on this CPU; a nested
+	 * writer at RBN_LABEL_A_CLOCK takes a later time and we read again.
+	 * A clock behind it is stored at last_ts (RBN_EV_CLOCK_BACK).
+	 */
+	info->ts = rb_clock_read(cpu_buffer, info, RBN_LABEL_A_CLOCK);
 
 	if (!w) {
-		/* First event of the sub-buffer: the page header has the time. */
+		/*
+		 * First event of the sub-buffer: the page header has the
+		 * time, at or after the last event of the page before.
+		 */
 		info->delta = 0;
 	} else if (unlikely(info->before != info->after)) {
 		/*
@@ -881,7 +946,13 @@ static struct rbn_event *__rb_reserve_next(struct rbn_cpu_buffer *cpu_buffer,
 		info->add_timestamp |= RB_ADD_STAMP_FORCE | RB_ADD_STAMP_EXTEND;
 		info->length += RBN_LEN_TIME_EXTEND;
 	} else {
-		/* write_stamp is the time of the last event on the page. */
+		/*
+		 * write_stamp is the time of the last event on the page. It
+		 * was taken before ours, so the delta is never negative: a
+		 * clock behind it gave us last_ts, which is write_stamp
+		 * itself (a delta of zero) when that event took the latest
+		 * time, as it does when nothing is nested.
+		 */
 		info->delta = info->ts - info->after;
 		if (unlikely(info->delta & RBN_TS_DELTA_TEST)) {
 			info->add_timestamp |= RB_ADD_STAMP_EXTEND;
@@ -933,6 +1004,12 @@ static struct rbn_event *__rb_reserve_next(struct rbn_cpu_buffer *cpu_buffer,
 		 * which we overwrite here with ours. That is harmless:
 		 * before_stamp then holds its time, differs from
 		 * write_stamp, and the next event is forced absolute.
+		 *
+		 * The forced absolute stamp is our time from A, at or above
+		 * last_ts, so at or above the time of the event before us
+		 * on the page, whichever writer wrote it: an NMI whose clock
+		 * reads behind the event it interrupted is stored at that
+		 * event's time (RBN_EV_CLOCK_BACK), not below it.
 		 */
  /*D*/		local64_set(&cpu_buffer->write_stamp, info->ts);
 		RBN_HOOK(buffer, cpu, RBN_LABEL_D);
@@ -962,7 +1039,13 @@ static struct rbn_event *__rb_reserve_next(struct rbn_cpu_buffer *cpu_buffer,
 		 */
 		info->before = local64_read(&cpu_buffer->before_stamp);
 		RBN_HOOK(buffer, cpu, RBN_LABEL_SLOW_BEFORE);
-		ts = rb_time_stamp(buffer);
+		/*
+		 * As at A: a writer nested at RBN_LABEL_SLOW_CLOCK makes us
+		 * read the clock again, and a clock behind the times of the
+		 * writers in front of us gives last_ts, the latest of them.
+		 * The flag of A's clock read goes: this one counts.
+		 */
+		ts = rb_clock_read(cpu_buffer, info, RBN_LABEL_SLOW_CLOCK);
 		RBN_HOOK(buffer, cpu, RBN_LABEL_SLOW_TS);
 		local64_set(&cpu_buffer->before_stamp, ts);
 		RBN_HOOK(buffer, cpu, RBN_LABEL_SLOW_SET);
@@ -984,6 +1067,11 @@ static struct rbn_event *__rb_reserve_next(struct rbn_cpu_buffer *cpu_buffer,
 		 * know any more. Then we are sandwiched between two sets of
 		 * nested events, and the only safe delta is zero: we are
 		 * shown at the time of the event in front of us.
+		 *
+		 * A clock behind write_stamp came back from rb_clock_read()
+		 * as last_ts, at or above write_stamp: equal to it when
+		 * undisturbed, so "after < ts" fails and the delta is zero,
+		 * the time of the event in front of us. Never negative.
 		 *
 		 * The write index alone does not tell: when our event ends
 		 * at (or less than 8 bytes before) the end of the sub-buffer,
@@ -1030,6 +1118,8 @@ static struct rbn_event *__rb_reserve_next(struct rbn_cpu_buffer *cpu_buffer,
 	}
 	if (info->flags & RBN_EV_ZERO_DELTA)
 		local_inc(&cpu_buffer->ts_zero);
+	if (unlikely(info->flags & RBN_EV_CLOCK_BACK))
+		local_inc(&cpu_buffer->ts_clock_back);
 	if (info->add_timestamp & RB_ADD_STAMP_EXTEND &&
 	    !(info->add_timestamp & RB_ADD_STAMP_FORCE))
 		info->flags |= RBN_EV_EXTEND;
@@ -1085,7 +1175,7 @@ again:
 		struct rbn_nested *n = &cpu_buffer->nested[cpu_buffer->nest - 1];
 
 		n->event = event;
-		n->ts = info.ts;
+		n->ts = info.clock;
 		n->flags = info.flags;
 		return event;
 	}
@@ -1221,8 +1311,11 @@ static struct rbn_nested *rb_find_nested(struct rbn_buffer *buffer,
  * @buffer:	the buffer
  * @event:	an event reserved on this CPU and not committed yet
  *
- * Unless rbn_event_flags() has RBN_EV_ZERO_DELTA, a reader rebuilds exactly
- * this time stamp from the sub-buffer.
+ * Unless rbn_event_flags() has RBN_EV_ZERO_DELTA or RBN_EV_CLOCK_BACK, a
+ * reader rebuilds exactly this time stamp from the sub-buffer. With
+ * RBN_EV_CLOCK_BACK the clock read below a time already taken on this CPU,
+ * and the event is stored at that later time (at most the latest time the
+ * clock gave before).
  *
  * Return: the time stamp, or 0 if @event is not being written here.
  */
@@ -1741,6 +1834,7 @@ static void rb_reset_cpu(struct rbn_cpu_buffer *cpu_buffer)
 	local_set(&cpu_buffer->commits, 0);
 	local64_set(&cpu_buffer->before_stamp, 0);
 	local64_set(&cpu_buffer->write_stamp, 0);
+	local64_set(&cpu_buffer->last_ts, 0);
 	local_set(&cpu_buffer->entries, 0);
 	local_set(&cpu_buffer->entries_bytes, 0);
 	local_set(&cpu_buffer->overrun, 0);
@@ -1751,6 +1845,7 @@ static void rb_reset_cpu(struct rbn_cpu_buffer *cpu_buffer)
 	local_set(&cpu_buffer->ts_abs, 0);
 	local_set(&cpu_buffer->ts_zero, 0);
 	local_set(&cpu_buffer->ts_extend, 0);
+	local_set(&cpu_buffer->ts_clock_back, 0);
 	local_set(&cpu_buffer->recursion, 0);
 	cpu_buffer->max_depth = 0;
 	WRITE_ONCE(cpu_buffer->read, 0);
@@ -2266,6 +2361,7 @@ int rbn_cpu_stats(struct rbn_buffer *buffer, int cpu,
 	stats->ts_abs = local_read(&cpu_buffer->ts_abs);
 	stats->ts_zero = local_read(&cpu_buffer->ts_zero);
 	stats->ts_extend = local_read(&cpu_buffer->ts_extend);
+	stats->ts_clock_back = local_read(&cpu_buffer->ts_clock_back);
 	stats->ts_fast = stats->written > stats->ts_slow ?
 		stats->written - stats->ts_slow : 0;
 	stats->max_depth = READ_ONCE(cpu_buffer->max_depth);

@@ -72,12 +72,14 @@ enum rbn_label {
 	RBN_LABEL_A_TAIL,	/* A: tail page and write index read */
 	RBN_LABEL_A_BEFORE,	/* A: before_stamp read */
 	RBN_LABEL_A_AFTER,	/* A: write_stamp read */
+	RBN_LABEL_A_CLOCK,	/* A: last_ts and the clock read, not yet raised */
 	RBN_LABEL_A,		/* A: clock read, delta decided */
 	RBN_LABEL_B,		/* B: before_stamp = ts */
 	RBN_LABEL_C,		/* C: space reserved */
 	RBN_LABEL_D,		/* D: write_stamp = ts (fast path) */
 	RBN_LABEL_SLOW_BEFORE,	/* slow path: before_stamp re-read */
-	RBN_LABEL_SLOW_TS,	/* slow path: clock re-read */
+	RBN_LABEL_SLOW_CLOCK,	/* slow path: last_ts and the clock read again */
+	RBN_LABEL_SLOW_TS,	/* slow path: last_ts raised to the new time */
 	RBN_LABEL_SLOW_SET,	/* slow path: before_stamp = new ts */
 	RBN_LABEL_E,		/* E: write_stamp re-read */
 	RBN_LABEL_F,		/* F: write index re-read, delta decided */
@@ -100,6 +102,7 @@ enum rbn_label {
 #define RBN_EV_ZERO_DELTA	0x08	/* sandwich: shown at the previous event's time */
 #define RBN_EV_EXTEND		0x10	/* time extend before the event */
 #define RBN_EV_PAGE_START	0x20	/* first event of a sub-buffer */
+#define RBN_EV_CLOCK_BACK	0x40	/* clock read below the CPU's latest time */
 
 /**
  * struct rbn_config - how to build a buffer
@@ -136,6 +139,8 @@ struct rbn_config {
  * @max_depth:		deepest writer nesting seen (1 = not nested)
  * @recursion:		writes rejected by the recursion guard
  * @pages_touched:	sub-buffers the writer moved onto
+ * @ts_clock_back:	events whose clock read below the latest time taken on
+ *			the CPU, stored at that time (RBN_EV_CLOCK_BACK)
  */
 struct rbn_cpu_stats {
 	u64 entries;
@@ -155,6 +160,7 @@ struct rbn_cpu_stats {
 	u64 max_depth;
 	u64 recursion;
 	u64 pages_touched;
+	u64 ts_clock_back;
 };
 
 struct rbn_buffer;

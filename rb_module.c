@@ -482,6 +482,7 @@ static int rbn_stats_show(struct seq_file *m, void *v)
 	RBN_STAT(max_depth);
 	RBN_STAT(recursion);
 	RBN_STAT(pages_touched);
+	RBN_STAT(ts_clock_back);
 #undef RBN_STAT
 	return 0;
 }

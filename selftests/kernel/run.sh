@@ -35,11 +35,12 @@
 #   RBN_TSCHECK_SECONDS  test_tscheck
 #   RBN_HOTPLUG_CYCLES   test_hotplug
 #   RBN_LOCKUP_SECONDS   test_lockup
+#   RBN_CLOCKBACK_SECONDS test_clockback
 #   RBN_SH               the shell that runs the scripts (default sh)
 
 dir=$(cd "$(dirname "$0")" && pwd)
 # One line: the scripts not listed here are found by matching " NAME ".
-order="test_load test_read test_nesting test_inject test_modes test_tscheck"
+order="test_load test_read test_nesting test_clockback test_inject test_modes test_tscheck"
 order="$order test_wake test_lockup test_badinput test_resize test_hotplug test_unload"
 timeout_s=${RBN_TEST_TIMEOUT:-900}
 sh=${RBN_SH:-sh}

@@ -24,8 +24,8 @@
 
 rbn_require rbtrace
 
-labels_pc="a_tail a_before a_after a b c d slow_before slow_ts slow_set e f
-event page_tail page_end page_next commit commit_end"
+labels_pc="a_tail a_before a_after a_clock a b c d slow_before slow_clock slow_ts
+slow_set e f event page_tail page_end page_next commit commit_end"
 labels_ow="page_full page_head page_new_head page_tail page_end page_next"
 # shellcheck disable=SC2086 # word lists
 nr_pc=$(echo $labels_pc | wc -w)
@@ -128,7 +128,7 @@ inject_wait()
 words()
 {
 	case $1 in
-	slow_before | slow_ts | slow_set | e | f) echo "a $1" ;;
+	slow_before | slow_clock | slow_ts | slow_set | e | f) echo "a $1" ;;
 	*) echo "$1" ;;
 	esac
 }
@@ -191,13 +191,13 @@ one_label()
 		[ "$_nested" -gt 0 ] || _ok=0
 	fi
 	case $_l in
-	a_tail | a_before | a_after | a | b | c)
+	a_tail | a_before | a_after | a_clock | a | b | c)
 		if [ $((_dabs + _dslow)) -eq 0 ]; then
 			ktap_print_msg "$_l: neither ts_slow nor ts_abs grew"
 			_ok=0
 		fi
 		;;
-	slow_before | slow_ts | slow_set | e | f)
+	slow_before | slow_clock | slow_ts | slow_set | e | f)
 		if [ "$_dslow" -eq 0 ]; then
 			ktap_print_msg "$_l: ts_slow did not grow"
 			_ok=0

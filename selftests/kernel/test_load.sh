@@ -140,8 +140,8 @@ if [ $ok = 1 ]; then
 	armed=$(awk '{ for (i = 2; i <= NF; i++) if ($i ~ /^armed=[1-9]/) n++ }
 		     END { print n + 0 }' "$rbn_dir/inject")
 	nl=$(grep -c 'armed=' "$rbn_dir/inject")
-	ktap_print_msg "inject: $nl labels, $armed armed (want 21, 0)"
-	[ "$nl" -eq 21 ] && [ "$armed" -eq 0 ] || ok=0
+	ktap_print_msg "inject: $nl labels, $armed armed (want 23, 0)"
+	[ "$nl" -eq 23 ] && [ "$armed" -eq 0 ] || ok=0
 	nk=$(grep -c . "$rbn_dir/kprobe_events")
 	ktap_print_msg "kprobe_events: $nk lines (want 0)"
 	[ "$nk" -eq 0 ] || ok=0
@@ -181,7 +181,7 @@ if [ $ok = 1 ]; then
 	for cpu in $(rbn_cpus); do
 		for f in entries written overrun commit_overrun dropped read \
 			 bytes oldest_ts now_ts ts_fast ts_abs ts_slow ts_zero \
-			 ts_extend max_depth recursion pages_touched; do
+			 ts_extend max_depth recursion pages_touched ts_clock_back; do
 			v=$(rbn_stat "$cpu" $f)
 			case $v in
 			'' | *[!0-9]*)

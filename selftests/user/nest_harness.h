@@ -71,9 +71,12 @@ struct nest_ctx {
 	/* the clock */
 	u64 now;
 	u64 step;
-	u64 jump;
+	u64 jump;		/* added to the clock: a step back wraps below 0 */
 	long jump_at;		/* hook call at which the clock jumps, -1 never */
 	long hook_calls;
+	int jump_label;		/* or: at this label (-1 none) ... */
+	int jump_nth;		/* ... the time it is reached after this many */
+	u64 clock_max;		/* the latest clock value handed out */
 
 	/* writers in progress, innermost last */
 	int depth;
@@ -102,6 +105,8 @@ static struct nest_ctx *nest_cur;
 static u64 nest_clock(void)
 {
 	nest_cur->now += nest_cur->step;
+	if (nest_cur->now > nest_cur->clock_max)
+		nest_cur->clock_max = nest_cur->now;
 	return nest_cur->now;
 }
 
@@ -237,6 +242,8 @@ static void nest_hook(struct rbn_buffer *buffer, int cpu, int label, void *arg)
 	(void)cpu;
 	if (c->hook_calls++ == c->jump_at)
 		c->now += c->jump;
+	if (label == c->jump_label && c->jump_nth-- == 0)
+		c->now += c->jump;
 	if (!c->depth)
 		return;
 	top = c->stack[c->depth - 1];
@@ -319,6 +326,9 @@ static void nest_begin(struct nest_ctx *c, const struct nest_tree *t,
 	c->step = step;
 	c->jump = jump;
 	c->jump_at = jump_at;
+	c->jump_label = -1;
+	c->jump_nth = 0;
+	c->clock_max = base;
 	c->hook_calls = 0;
 	c->depth = 0;
 	memset(c->fired, 0, sizeof(c->fired));
@@ -354,7 +364,9 @@ static void nest_drain(struct nest_ctx *c)
 /*
  * The invariants of DESIGN.md on one scenario: every event a reader saw
  * was written once, with the time its writer used, or (sandwich) the time
- * of the event before it; time never goes backwards; payloads are intact
+ * of the event before it, or (its clock read below the latest time taken
+ * on the CPU: clock-back) a later time than its clock, but none that the
+ * clock had not given yet; time never goes backwards; payloads are intact
  * (checked by the caller for consumed events); and nothing is lost unless
  * counted: written = read + lost.
  */
@@ -395,6 +407,15 @@ static bool nest_check(struct nest_ctx *c, unsigned int extra)
 				snprintf(c->err, sizeof(c->err),
 					 "id %u: zero-delta event at %" PRIu64
 					 ", previous at %" PRIu64, r->id, r->ts, prev);
+				return false;
+			}
+		} else if (w->flags & RBN_EV_CLOCK_BACK) {
+			if (r->ts <= w->ts || r->ts > c->clock_max) {
+				snprintf(c->err, sizeof(c->err),
+					 "id %u (depth %u flags %#x): clock-back event read at %" PRIu64
+					 ", its clock %" PRIu64 ", latest clock %" PRIu64,
+					 r->id, w->depth, w->flags, r->ts, w->ts,
+					 c->clock_max);
 				return false;
 			}
 		} else if (r->ts != w->ts) {
@@ -442,6 +463,8 @@ static bool nest_check(struct nest_ctx *c, unsigned int extra)
 			c->paths[4]++;
 		if (f & RBN_EV_PAGE_START)
 			c->paths[5]++;
+		if (f & RBN_EV_CLOCK_BACK)
+			c->paths[6]++;
 	}
 	return true;
 }

@@ -8,6 +8,8 @@
  *   nest       2 CPUs, producer/consumer mode, nested writers (softirq,
  *              hardirq, NMI) injected from the test hook at every label
  *              of the write path, clock jumps of 2^27 ns and more
+ *   clockback  the same with a clock that steps back now and then (1 us,
+ *              2^27 ns): events stored at the time before them, flagged
  *   nest59     the same with a clock that crosses 2^59 (absolute stamps
  *              need their carry)
  *   overwrite  2 CPUs, overwrite mode on a small ring read now and then:
@@ -53,7 +55,7 @@ struct gen {
 static struct gen gen;
 
 static u64 clk_now, clk_reads;
-static unsigned int clk_jump_every;
+static unsigned int clk_jump_every, clk_back_every;
 static u64 clk_jump;
 
 /* Signal handlers read the clock too: every update is one atomic add. */
@@ -64,6 +66,9 @@ static u64 gen_clock(void)
 
 	if (clk_jump_every && !(reads % clk_jump_every))
 		step += clk_jump + (reads % 3) * (1ULL << 32);
+	if (clk_back_every && !(reads % clk_back_every))
+		return __atomic_sub_fetch(&clk_now, reads % 2 ? 1000 :
+					  (1ULL << 27), __ATOMIC_RELAXED);
 	return __atomic_add_fetch(&clk_now, step, __ATOMIC_RELAXED);
 }
 
@@ -254,13 +259,14 @@ int main(int argc, char **argv)
 	int cpu;
 
 	if (argc != 3) {
-		fprintf(stderr, "usage: rbgen nest|nest59|overwrite|signals DIR\n");
+		fprintf(stderr, "usage: rbgen nest|nest59|clockback|overwrite|signals DIR\n");
 		return 2;
 	}
 	gen.dir = argv[2];
 	gen.rng = 1;
 	clk_now = 1000000000ULL;
-	if (!strcmp(argv[1], "nest") || !strcmp(argv[1], "nest59")) {
+	if (!strcmp(argv[1], "nest") || !strcmp(argv[1], "nest59") ||
+	    !strcmp(argv[1], "clockback")) {
 		cfg.size = 64 * PAGE_SIZE;
 		outer = 6000;
 		drain_every = 300;
@@ -269,6 +275,8 @@ int main(int argc, char **argv)
 		clk_jump = (1ULL << 27) + 4321;
 		if (!strcmp(argv[1], "nest59"))
 			clk_now = (1ULL << 59) - (1ULL << 40);
+		if (!strcmp(argv[1], "clockback"))
+			clk_back_every = 37;
 	} else if (!strcmp(argv[1], "overwrite")) {
 		cfg.size = 4 * PAGE_SIZE;
 		cfg.overwrite = true;

@@ -7,7 +7,9 @@
  * is run at several positions in a sub-buffer (first event of a page,
  * middle, exactly filling it, crossing its end, a nested writer crossing
  * it), with a steady clock, with a clock jump of 2^27 ns or more at every
- * point of the scenario, and with clock values around 2^59. After each
+ * point of the scenario, with a clock that steps back (1 ns, 2^27 ns,
+ * 2^32 ns, and across 2^59) at every point, and with clock values around
+ * 2^59. After each
  * scenario a reader rebuilds the time stamps and the invariants are
  * checked (nest_check()). A second family runs in overwrite mode on a
  * full ring with readers acting at the labels, where the head page is
@@ -171,6 +173,10 @@ enum clk {
 	CLK_JUMP_BIG,	/* 2^32 + 3 ns jump at one hook call */
 	CLK_HIGH,	/* around 2^59, crossing it */
 	CLK_HIGH_JUMP,	/* above 2^59 - 2^27, jump across 2^59 */
+	CLK_BACK,	/* the next clock read 1 ns below the last one */
+	CLK_BACK_27,	/* ... 2^27 ns below */
+	CLK_BACK_32,	/* ... 2^32 ns below */
+	CLK_HIGH_BACK,	/* just above 2^59, 2^27 ns back across it */
 	NR_CLK
 };
 
@@ -206,6 +212,26 @@ static bool run_one(struct nest_ctx *c, const struct nest_tree *t, int pos,
 	case CLK_HIGH_JUMP:
 		base = (1ULL << 59) - (1ULL << 26);
 		jump = 1ULL << 27;
+		break;
+	/*
+	 * A step back of N: the hook call takes N + 1 off the clock, so the
+	 * next read (which adds the step of 1) is N below the last one.
+	 */
+	case CLK_BACK:
+		base = 1ULL << 40;
+		jump = -2ULL;
+		break;
+	case CLK_BACK_27:
+		base = 1ULL << 40;
+		jump = -((1ULL << 27) + 1);
+		break;
+	case CLK_BACK_32:
+		base = 1ULL << 40;
+		jump = -((1ULL << 32) + 1);
+		break;
+	case CLK_HIGH_BACK:
+		base = (1ULL << 59) + 20;
+		jump = -((1ULL << 27) + 1);
 		break;
 	}
 	nest_begin(c, t, base, 1, jump, jump_at);
@@ -254,9 +280,9 @@ static struct nest_ctx ctx;
 
 static void print_paths(struct nest_ctx *c)
 {
-	ktap_print("events %lu: fast %lu, forced-absolute %lu, slow (interrupted before reserve) %lu, zero-delta %lu, time-extend %lu, page-start %lu",
+	ktap_print("events %lu: fast %lu, forced-absolute %lu, slow (interrupted before reserve) %lu, zero-delta %lu, time-extend %lu, page-start %lu, clock-back %lu",
 		   c->events, c->paths[0], c->paths[1], c->paths[2],
-		   c->paths[3], c->paths[4], c->paths[5]);
+		   c->paths[3], c->paths[4], c->paths[5], c->paths[6]);
 }
 
 static void print_family(const char *name, struct family_stats *fs)
@@ -271,6 +297,9 @@ static void print_family(const char *name, struct family_stats *fs)
 	ktap_print("  clocks: steady %lu, jump 2^27 %lu, jump 2^32 %lu, near 2^59 %lu, across 2^59 %lu",
 		   fs->by_clk[0], fs->by_clk[1], fs->by_clk[2], fs->by_clk[3],
 		   fs->by_clk[4]);
+	ktap_print("  clocks stepping back: 1 ns %lu, 2^27 %lu, 2^32 %lu, across 2^59 %lu",
+		   fs->by_clk[CLK_BACK], fs->by_clk[CLK_BACK_27],
+		   fs->by_clk[CLK_BACK_32], fs->by_clk[CLK_HIGH_BACK]);
 	ktap_print("  writers per scenario: 1:%lu 2:%lu 3:%lu 4:%lu",
 		   fs->by_nodes[1], fs->by_nodes[2], fs->by_nodes[3],
 		   fs->by_nodes[4]);
@@ -327,7 +356,8 @@ static bool family_nest(bool quick)
 	print_family("nest", &fs);
 	print_paths(&ctx);
 	rbn_free(ctx.buffer);
-	return fs.failed == 0 && fs.effective > 0;
+	/* The clocks that step back must have made clock-back events. */
+	return fs.failed == 0 && fs.effective > 0 && ctx.paths[6] > 0;
 }
 
 /*
@@ -448,7 +478,7 @@ static bool family_overwrite(void)
 	for (i = 0; i < RBN_NR_LABELS; i++)
 		if (!fs.label_fired[i])
 			ktap_print("  label %d never fired", i);
-	for (i = 0; i < 6; i++)
+	for (i = 0; i < 7; i++)
 		ctx.paths[i] -= paths0[i];
 	print_paths(&ctx);
 	rbn_free_read_page(ctx.buffer, 0, ctx.page);

@@ -21,7 +21,7 @@ set -uo pipefail
 
 rbtrace=${1:-}
 rbgen=${2:-}
-nr_tests=25
+nr_tests=27
 
 echo "KTAP version 1"
 echo "1..$nr_tests"
@@ -140,6 +140,23 @@ elif mode == 'unmiss':
             break
     else:
         sys.exit('no page with a stored count between plain pages')
+elif mode == 'unflag':
+    # clear RBN_EV_CLOCK_BACK (0x40) in the flags byte of the payload
+    # (offset 31) of the first plain event that has it
+    done = False
+    for p in range(npages):
+        ev, commit = entries(p)
+        for off, t, delta, n in ev:
+            at = p * PAGE + 16 + off + 4 + 31
+            if 1 <= t <= 28 and n >= 40 and d[at] & 0x40:
+                d[at] &= ~0x40
+                print(p, off)
+                done = True
+                break
+        if done:
+            break
+    else:
+        sys.exit('no clock-back event')
 elif mode == 'commit':
     p = int(sys.argv[3])
     struct.pack_into('<Q', d, p * PAGE + 8, 5000)
@@ -168,7 +185,7 @@ events_of() {
 
 # ---- recordings of the real core pass ------------------------------------
 
-for mode in nest nest59 overwrite signals; do
+for mode in nest nest59 clockback overwrite signals; do
 	rec=$tmp/$mode
 	if ! "$rbgen" $mode "$rec" >"$tmp/gen.$mode" 2>&1; then
 		diag <"$tmp/gen.$mode"
@@ -188,13 +205,20 @@ for mode in nest nest59 overwrite signals; do
 		echo "# no seq gaps in the overwrite recording"
 		ok=fail
 	fi
+	# a clock that steps back gives counted clock-back events, and only
+	# such a clock does
+	cb=$(sed -n 's/^clock-back: \([0-9]*\).*/\1/p' "$tmp/check.$mode")
+	case $mode in
+	clockback) [ "${cb:-0}" -gt 0 ] || ok=fail ;;
+	*) [ "$cb" = 0 ] || ok=fail ;;
+	esac
 	result $ok "check: $mode recording (exit $rc)"
 done
 
 # ---- report --------------------------------------------------------------
 
 ok=ok
-for mode in nest nest59 overwrite signals; do
+for mode in nest nest59 clockback overwrite signals; do
 	want=$(events_of "$tmp/check.$mode")
 	got=$("$rbtrace" report "$tmp/$mode" | grep -c ' sample: seq=')
 	echo "# report $mode: $got lines, check counted ${want:-?} events"
@@ -433,6 +457,12 @@ read -r pg off < <(corrupt cut "$tmp/bad/cpu1.raw")
 echo "# event at cpu1 page $pg offset $off cut out, commit reduced"
 expect_violation "check: event removed without a missed count" "$tmp/bad" \
 	"cpu1.raw: cpu 1 page $pg offset [0-9]*: 1 events missing before seq"
+
+copy clockback
+read -r pg off < <(corrupt unflag "$tmp/bad/cpu0.raw")
+echo "# clock-back flag of the event at cpu0 page $pg offset $off cleared"
+expect_violation "check: clock-back event without its flag" "$tmp/bad" \
+	"cpu0.raw: cpu 0 page $pg offset $off: rebuilt time"
 
 copy overwrite
 read -r pg < <(corrupt unmiss "$tmp/bad/cpu0.raw")

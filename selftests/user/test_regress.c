@@ -16,6 +16,8 @@
 static struct nest_ctx ctx;
 /* Clock advance per read; 1 ns unless a scenario needs more. */
 static u64 clock_step = 1;
+/* Where the clock jumps instead of at a hook call: label, occurrence. */
+static int jump_label = -1, jump_nth;
 
 /* Node helpers: a writer with @len bytes, interrupted at up to two labels. */
 static void node(struct nest_tree *t, int i, unsigned int len)
@@ -55,6 +57,8 @@ static bool run_tree(const char *name, struct nest_tree *t, int follow,
 		return false;
 	subbuf = rbn_subbuf_size(ctx.buffer) - RBN_PAGE_HDR_SIZE;
 	nest_begin(&ctx, t, base, clock_step, jump, jump_at);
+	ctx.jump_label = jump_label;
+	ctx.jump_nth = jump_nth;
 	if (prefill && !nest_filler(&ctx, prefill))
 		ok = false;
 	if (ok) {
@@ -77,14 +81,15 @@ static bool run_tree(const char *name, struct nest_tree *t, int follow,
 			ktap_print("  filler          ts %" PRIu64, ctx.rd[i].ts);
 			continue;
 		}
-		ktap_print("  id %u depth %u ts %" PRIu64 " writer %" PRIu64 " flags%s%s%s%s%s%s",
+		ktap_print("  id %u depth %u ts %" PRIu64 " writer %" PRIu64 " flags%s%s%s%s%s%s%s",
 			   id, ctx.rec[id].depth, ctx.rd[i].ts, ctx.rec[id].ts,
 			   ctx.rec[id].flags & RBN_EV_FAST ? " fast" : "",
 			   ctx.rec[id].flags & RBN_EV_ABSOLUTE ? " absolute" : "",
 			   ctx.rec[id].flags & RBN_EV_SLOW ? " slow" : "",
 			   ctx.rec[id].flags & RBN_EV_ZERO_DELTA ? " zero-delta" : "",
 			   ctx.rec[id].flags & RBN_EV_EXTEND ? " extend" : "",
-			   ctx.rec[id].flags & RBN_EV_PAGE_START ? " page-start" : "");
+			   ctx.rec[id].flags & RBN_EV_PAGE_START ? " page-start" : "",
+			   ctx.rec[id].flags & RBN_EV_CLOCK_BACK ? " clock-back" : "");
 	}
 	if (!ok)
 		ktap_print("  FAILED: %s", ctx.err);
@@ -391,12 +396,80 @@ static bool absolute_large_numbers(void)
 	return ok;
 }
 
+/*
+ * A clock 1 ns behind the event before it (trace_clock=mono or boot in an
+ * NMI, local_clock() after a TSC resync), on the fast path: the delta
+ * was computed unsigned and stored as a time extend of 2^59 - 1 ns, and
+ * every later event of the sub-buffer was read about 18 years ahead. The
+ * event is now stored at the time of the event before it, flagged and
+ * counted; the event after it is exact again.
+ */
+static bool clock_back_fast_path(void)
+{
+	struct nest_tree t = { 0 };
+	struct rbn_cpu_stats st;
+	bool ok;
+
+	node(&t, 0, 24);
+	node(&t, 1, 24);	/* later task events, the first one behind */
+	t.n[1].repeat = 1;
+	/* the second A_AFTER is the later event's, right before its clock */
+	jump_label = RBN_LABEL_A_AFTER;
+	jump_nth = 1;
+	ok = run_tree("clock_back_fast", &t, 1, 200, 1ULL << 40, -2ULL, -1,
+		      false);
+	jump_label = -1;
+	st = stats();
+	ktap_print("  ts_clock_back %" PRIu64 ", ts_extend %" PRIu64,
+		   st.ts_clock_back, st.ts_extend);
+	ok = ok && ctx.nr_read == 4 && (flags_of(1) & RBN_EV_CLOCK_BACK) &&
+	     ctx.rd[2].ts == ctx.rd[1].ts && ctx.rd[3].ts == ctx.rec[2].ts &&
+	     st.ts_clock_back == 1 && st.ts_extend == 0;
+	done();
+	return ok;
+}
+
+/*
+ * An NMI whose clock reads behind the event it interrupted between that
+ * event's reserve and D: it is forced absolute, and its stamp, below the
+ * time before it on the page, was read back with a carry of 2^59. It is
+ * now stored at the interrupted event's time, flagged and counted. The
+ * clock stays behind for the task's next event, which is counted too.
+ */
+static bool clock_back_nmi_absolute(void)
+{
+	struct nest_tree t = { 0 };
+	struct rbn_cpu_stats st;
+	bool ok;
+
+	node(&t, 0, 24);
+	node(&t, 1, 40);
+	node(&t, 2, 24);	/* later task event */
+	irq_at(&t, 0, RBN_LABEL_C, 1);
+	/* the NMI's A_AFTER: its clock 5 ns behind the task's */
+	jump_label = RBN_LABEL_A_AFTER;
+	jump_nth = 1;
+	ok = run_tree("clock_back_nmi", &t, 2, 200, 1ULL << 40, -6ULL, -1,
+		      false);
+	jump_label = -1;
+	st = stats();
+	ktap_print("  ts_clock_back %" PRIu64 ", ts_abs %" PRIu64,
+		   st.ts_clock_back, st.ts_abs);
+	ok = ok && ctx.nr_read == 4 && (flags_of(1) & RBN_EV_ABSOLUTE) &&
+	     (flags_of(1) & RBN_EV_CLOCK_BACK) &&
+	     ctx.rd[2].ts == ctx.rec[0].ts && ctx.rd[3].ts == ctx.rec[0].ts &&
+	     (flags_of(2) & RBN_EV_CLOCK_BACK) && st.ts_clock_back == 2 &&
+	     st.ts_abs >= 1;
+	done();
+	return ok;
+}
+
 int main(void)
 {
 	nest_cur = &ctx;
 	rbn_user_nr_cpus = 1;
 
-	ktap_start(11);
+	ktap_start(13);
 	ktap_result(seed001_nested_time_extends(), "seed001_nested_time_extends");
 	ktap_result(interrupt_between_a_and_b_keeps_time(), "interrupt_between_a_and_b_keeps_time");
 	ktap_result(seed003_nested_after_slow_delta(), "seed003_nested_after_slow_delta");
@@ -407,6 +480,8 @@ int main(void)
 	ktap_result(page_switch_cases(), "page_switch_cases");
 	ktap_result(max_data_size(), "max_data_size_with_time_extend");
 	ktap_result(absolute_large_numbers(), "absolute_stamps_large_numbers");
+	ktap_result(clock_back_fast_path(), "clock_back_fast_path");
+	ktap_result(clock_back_nmi_absolute(), "clock_back_nmi_absolute");
 	ktap_result(rbn_user_warnings == 0, "no_core_warnings");
 	return ktap_finish();
 }

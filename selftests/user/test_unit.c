@@ -1493,6 +1493,163 @@ static void t_abs_59bit(void)
 	      "rbn_fix_abs_ts same epoch");
 }
 
+/*
+ * A clock that steps back: each event is read by consuming and from the
+ * page, and must be at @exp[i] (the clock-back events at the time before
+ * them, never 2^59 ns ahead); @cb[i] says which are flagged clock-back.
+ */
+static void clock_back_read(struct rbn_buffer *b, const u64 *exp,
+			    const bool *cb, const unsigned int *flags,
+			    unsigned int n)
+{
+	struct rbn_cpu_stats st;
+	unsigned int i, k = 0, ncb = 0;
+	void *page;
+	int ret;
+
+	for (i = 0; i < n; i++) {
+		ncb += cb[i];
+		CHECK(!!(flags[i] & RBN_EV_CLOCK_BACK) == cb[i],
+		      "event %u flags 0x%x", i, flags[i]);
+	}
+	st = get_stats(b, 0);
+	CHECK(st.ts_clock_back == ncb, "ts_clock_back %" PRIu64 ", expected %u",
+	      st.ts_clock_back, ncb);
+	page = rbn_alloc_read_page(b, 0);
+	ret = rbn_read_page(b, 0, &page, rbn_subbuf_size(b), false);
+	if (CHECK(ret > 0, "read_page %d", ret)) {
+		decode_page(page, DATA_BYTES(0), &dp, true);
+		for (i = 0; i < dp.n; i++) {
+			struct dent *e = &dp.e[i];
+
+			if (e->type > RBN_TYPE_DATA_MAX)
+				continue;
+			if (CHECK(k < n, "more than %u events", n))
+				CHECK(e->ts == exp[k] && rd32(e->data) == k,
+				      "page event %u: seq %u ts %" PRIu64
+				      " expected %" PRIu64 " (%+" PRId64 ")", k,
+				      rd32(e->data), e->ts, exp[k],
+				      (int64_t)(e->ts - exp[k]));
+			k++;
+		}
+		CHECK(k == n, "%u events on the page", k);
+	}
+	rbn_free_read_page(b, 0, page);
+	ktap_print("%u events, %u clock-back, ts_clock_back %" PRIu64,
+		   k, ncb, st.ts_clock_back);
+}
+
+/*
+ * Reported case 1: the fast path's delta of a clock 1 ns behind the event
+ * before it was stored unsigned, as a time extend of 2^59 - 1 ns.
+ */
+static void t_clock_back_fast(void)
+{
+	static const u64 base = 1ULL << 40;
+	struct rbn_buffer *b = mkbuf(4, 0, false, 1);
+	u64 exp[4] = { base, base, base + 5, base + 5 + (1ULL << 27) };
+	bool cb[4] = { false, true, false, false };
+	u64 clk[4] = { base, base - 1, base + 5, base + 5 + (1ULL << 27) };
+	unsigned int flags[4], i;
+	struct rbn_event *ev;
+	u64 ts[4];
+
+	if (!b)
+		return;
+	for (i = 0; i < 4; i++) {
+		mock_now = clk[i];
+		ev = rbn_reserve(b, 24);
+		if (!CHECK(ev, "reserve %u", i))
+			break;
+		flags[i] = rbn_event_flags(b, ev);
+		ts[i] = rbn_event_ts(b, ev);
+		make_payload(rbn_event_data(ev), 24, i);
+		rbn_commit(b, ev);
+		CHECK(ts[i] == clk[i], "rbn_event_ts %u: %" PRIu64, i, ts[i]);
+	}
+	if (i == 4)
+		clock_back_read(b, exp, cb, flags, 4);
+	/* The same, consumed: the core's reader rebuilds the same times. */
+	rbn_reset(b);
+	for (i = 0; i < 4; i++) {
+		mock_now = clk[i];
+		wr(b, 24, i);
+	}
+	for (i = 0; i < 4; i++) {
+		u64 t = 0;
+
+		ev = rbn_consume(b, 0, &t, NULL);
+		if (!CHECK(ev, "consume %u", i))
+			break;
+		CHECK(t == exp[i], "consume %u: %" PRIu64 " expected %" PRIu64
+		      " (%+" PRId64 ")", i, t, exp[i], (int64_t)(t - exp[i]));
+	}
+	rbn_free(b);
+}
+
+/*
+ * Reported case 2: an NMI whose clock reads behind the event it
+ * interrupted (between that event's reserve and D) is forced absolute;
+ * its stamp below the previous time was read back 2^59 ns ahead.
+ */
+static void t_clock_back_nmi(void)
+{
+	static const u64 base = 1ULL << 40;
+	struct rbn_buffer *b = mkbuf(4, 0, false, 1);
+	struct nest n = {
+		.label = RBN_LABEL_C, .count = 1, .ctx = 3, .len = 24,
+		.seq = 2, .reserve = true,
+	};
+	/* first event, the interrupted one, the NMI's, a later one */
+	u64 exp[4] = { base, base + 1000, base + 1000, base + 1100 };
+	bool cb[4] = { false, false, true, false };
+	unsigned int flags[4] = { 0 };
+	struct rbn_event *ev;
+
+	if (!b)
+		return;
+	mock_now = base;
+	CHECK(wr(b, 24, 0) == 0, "first event");
+	n.ts = base + 990;
+	n.after = base + 1000;
+	mock_now = base + 1000;
+	rbn_test_set_hook(nest_hook, &n);
+	ev = rbn_reserve(b, 24);
+	rbn_test_set_hook(NULL, NULL);
+	if (CHECK(ev, "outer reserve")) {
+		flags[1] = rbn_event_flags(b, ev);
+		make_payload(rbn_event_data(ev), 24, 1);
+		rbn_commit(b, ev);
+	}
+	CHECK(n.done == 1 && n.ret == 0, "NMI write done %d ret %d", n.done,
+	      n.ret);
+	flags[2] = n.flags;
+	CHECK(n.flags & RBN_EV_ABSOLUTE, "NMI flags 0x%x", n.flags);
+	CHECK(n.ev_ts == base + 990, "NMI rbn_event_ts %" PRIu64, n.ev_ts);
+	mock_now = base + 1100;
+	ev = rbn_reserve(b, 24);
+	if (CHECK(ev, "later reserve")) {
+		flags[3] = rbn_event_flags(b, ev);
+		make_payload(rbn_event_data(ev), 24, 3);
+		rbn_commit(b, ev);
+	}
+	clock_back_read(b, exp, cb, flags, 4);
+	rbn_free(b);
+
+	/* The carry is for a wrap only: a stamp a little behind stays so. */
+	CHECK(rbn_fix_abs_ts((base - 5) & RBN_ABS_TS_MASK, base) == base - 5,
+	      "rbn_fix_abs_ts 5 back: %#" PRIx64,
+	      rbn_fix_abs_ts((base - 5) & RBN_ABS_TS_MASK, base));
+	CHECK(rbn_fix_abs_ts(((1ULL << 59) - 5) & RBN_ABS_TS_MASK,
+			     (1ULL << 59) + 3) == (1ULL << 59) - 5,
+	      "rbn_fix_abs_ts 8 back across 2^59: %#" PRIx64,
+	      rbn_fix_abs_ts(((1ULL << 59) - 5) & RBN_ABS_TS_MASK,
+			     (1ULL << 59) + 3));
+	CHECK(rbn_fix_abs_ts(3, (1ULL << 59) - 5) == (1ULL << 59) + 3,
+	      "rbn_fix_abs_ts wrap: %#" PRIx64,
+	      rbn_fix_abs_ts(3, (1ULL << 59) - 5));
+}
+
 /* Plain writes with clock values >= 2^59: page stamps and extends. */
 static void t_big_clock(void)
 {
@@ -3268,6 +3425,8 @@ static const struct tcase cases[] = {
 	{ "abs_nested", t_abs_nested },
 	{ "abs_59bit", t_abs_59bit },
 	{ "big_clock", t_big_clock },
+	{ "clock_back_fast", t_clock_back_fast },
+	{ "clock_back_nmi", t_clock_back_nmi },
 	{ "large_order0", t_large_order0 },
 	{ "large_order2", t_large_order2 },
 	{ "producer_consumer", t_producer_consumer },

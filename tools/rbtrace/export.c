@@ -728,7 +728,9 @@ static int exp_walk_entries(struct exp_ctx *c, unsigned int commit,
 			unsigned long long kts, fixed;
 
 			kts = ((word << 27) | delta) | (ts & EXP_TS_MSB);
-			fixed = kts < ts ? kts + (1ULL << 59) : kts;
+			/* a carry only across a wrap (rbn_fix_abs_ts()) */
+			fixed = kts < ts && ts - kts > (1ULL << 58) ?
+				kts + (1ULL << 59) : kts;
 			if (fixed != kts) {
 				delta = fixed - ts;	/* below 2^59 */
 				exp_put_le32_at(data + pos, 30 |

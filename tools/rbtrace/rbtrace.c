@@ -76,6 +76,8 @@
 	0U, 8U, 0U, 8U, 8U, 1U, 8U, 1U, 1U, PG_HDR_SIZE, (size), 1U
 /* rbn_event_flags(): shown at the previous event's time (rb_core.h). */
 #define EV_ZERO_DELTA		0x08
+/* rbn_event_flags(): its clock read below a time taken before on the CPU. */
+#define EV_CLOCK_BACK		0x40
 
 #define MAX_CPUS		1024
 #define MAX_DEPTH		8
@@ -118,6 +120,7 @@ struct rbt_cpu {
 	unsigned long long *page_missed; /* stored count, ~0 unknown, 0 none */
 	/* counts */
 	unsigned long nr_abs, nr_extend, nr_zero, nr_pad, nr_discard;
+	unsigned long nr_clock_back;
 	unsigned long long gap_sum, gap_max, gap_unverified;
 };
 
@@ -570,10 +573,17 @@ static void decode_page(struct rbt_rec *r, int cpu, unsigned int pno,
 				  c->path, pno, off, size);
 		ts = kts + corr;
 		if (w->ev[i].abs) {
-			/* The writer's 59-bit carry (rbn_fix_abs_ts()). */
+			/*
+			 * The writer's 59-bit carry (rbn_fix_abs_ts()): only
+			 * a stamp more than 2^58 below the time before it
+			 * wrapped; one a little below it is a step back.
+			 */
 			ts = (prev & ~TS59_MASK) | (kts & TS59_MASK);
-			if (ts < prev)
+			if (ts < prev && prev - ts > TS59 / 2)
 				ts += TS59;
+			else if (ts > prev && ts - prev > TS59 / 2 &&
+				 (prev & ~TS59_MASK))
+				ts -= TS59;
 			corr = ts - kts;
 		}
 		rec.data = data;
@@ -737,12 +747,24 @@ static void check_times(struct rbt_rec *r, int cpu)
 			violation(r, "%s: cpu %d page %u offset %u: time went backwards: %llu after %llu (page %u offset %u)",
 				  c->path, cpu, e->page, e->off, e->ts, p->ts,
 				  p->page, p->off);
+		if (e->flags & EV_CLOCK_BACK)
+			c->nr_clock_back++;
 		if (e->flags & EV_ZERO_DELTA) {
 			c->nr_zero++;
 			if (p && e->ts != p->ts)
 				violation(r, "%s: cpu %d page %u offset %u: zero-delta event at %llu, the event before it at %llu",
 					  c->path, cpu, e->page, e->off, e->ts,
 					  p->ts);
+		} else if (e->flags & EV_CLOCK_BACK) {
+			/*
+			 * Its clock read behind a time the CPU had taken: it
+			 * is stored at that time, after its own clock value
+			 * and never a 59-bit carry away from it.
+			 */
+			if (e->ts < e->fts || e->ts - e->fts > TS59 / 2)
+				violation(r, "%s: cpu %d page %u offset %u: clock-back event at %llu, its writer's clock %llu (seq %llu)",
+					  c->path, cpu, e->page, e->off, e->ts,
+					  e->fts, e->seq);
 		} else if (e->ts != e->fts) {
 			violation(r, "%s: cpu %d page %u offset %u: rebuilt time %llu, the writer's %llu (seq %llu)",
 				  c->path, cpu, e->page, e->off, e->ts, e->fts,
@@ -895,9 +917,10 @@ static void usage_check(FILE *f)
 		"usage: %s check [-q] REC\n"
 		"  Verify an rbnest recording: every page parses, per CPU the\n"
 		"  rebuilt time stamps never decrease and equal the writers'\n"
-		"  (zero-delta events: the previous event's), sequence numbers\n"
-		"  have no duplicate and no gap the missed-events counts do not\n"
-		"  account for. Prints a summary table.\n"
+		"  (zero-delta events: the previous event's; clock-back events,\n"
+		"  whose clock read behind a time taken before: at or after it),\n"
+		"  sequence numbers have no duplicate and no gap the missed-events\n"
+		"  counts do not account for. Prints a summary table.\n"
 		"  -q, --quiet   only the verdict and violations\n"
 		"  -h, --help    this text\n"
 		"Exit status: 0 all checks passed, 1 violation, 2 bad input.\n",
@@ -977,6 +1000,17 @@ static int check_rec(struct rbt_rec *r)
 		       switches);
 	}
 	printf("events: %lu\n", total);
+	if (!r->quiet) {
+		unsigned long cb = 0;
+
+		for (cpu = 0; cpu < r->nr_cpus; cpu++)
+			cb += r->cpu[cpu].nr_clock_back;
+		printf("clock-back: %lu", cb);
+		for (cpu = 0; cpu < r->nr_cpus; cpu++)
+			printf("%scpu%d %lu", cpu ? ", " : " (", cpu,
+			       r->cpu[cpu].nr_clock_back);
+		printf("%s\n", r->nr_cpus ? ")" : "");
+	}
 	for (cpu = 0; cpu < r->nr_cpus; cpu++)
 		if (r->cpu[cpu].gap_unverified)
 			printf("cpu %d: %llu missing events on the last page not verifiable\n",
