@@ -221,10 +221,16 @@ static inline int rbn_port_context_level(void)
 	return rbn_user_context;
 }
 
-/* The userspace build stands for an architecture with NMI-safe cmpxchg. */
+/*
+ * The userspace build stands for an architecture with NMI-safe cmpxchg,
+ * unless a test sets rbn_user_nmi_unsafe: then writers in (simulated)
+ * NMI context are refused, as the kernel port refuses them there.
+ */
+extern bool rbn_user_nmi_unsafe;
+
 static inline bool rbn_port_write_refused(void)
 {
-	return false;
+	return rbn_user_nmi_unsafe && rbn_user_context == 3;
 }
 
 /* A writer runs with preemption disabled; a thread is never migrated. */

@@ -11,6 +11,7 @@ __thread int rbn_user_context;
 int rbn_user_nr_cpus = 4;
 unsigned long rbn_user_warnings;
 unsigned long rbn_user_relax_count;
+bool rbn_user_nmi_unsafe;
 
 rbn_test_hook_fn rbn_user_hook;
 void *rbn_user_hook_arg;

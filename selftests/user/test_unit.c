@@ -3398,6 +3398,35 @@ static void t_resets_and_prepared_iters(void)
 	rbn_free(b);
 }
 
+/* Where cmpxchg is not NMI safe, writers in NMI context are refused. */
+static void t_nmi_unsafe(void)
+{
+	struct rbn_buffer *b = mkbuf(4, 0, false, 1);
+	struct rbn_cpu_stats st;
+	int nmi, irq, nmi_safe;
+
+	if (!b)
+		return;
+	mock_now = 100;
+	rbn_user_nmi_unsafe = true;
+	rbn_user_context = 3;
+	nmi = wr(b, 20, 1);
+	rbn_user_context = 2;
+	irq = wr(b, 20, 2);
+	rbn_user_nmi_unsafe = false;
+	rbn_user_context = 3;
+	nmi_safe = wr(b, 20, 3);
+	rbn_user_context = 0;
+	CHECK(nmi != 0, "NMI writer refused: %d", nmi);
+	CHECK(irq == 0 && nmi_safe == 0, "irq %d, NMI where safe %d", irq,
+	      nmi_safe);
+	CHECK(!rbn_cpu_stats(b, 0, &st) && st.written == 2 && st.dropped == 0,
+	      "written %" PRIu64 " dropped %" PRIu64, st.written, st.dropped);
+	ktap_print("NMI-unsafe cmpxchg: NMI write %d, hardirq write %d; NMI-safe: NMI write %d; written %" PRIu64,
+		   nmi, irq, nmi_safe, st.written);
+	rbn_free(b);
+}
+
 static void t_no_warnings(void)
 {
 	ktap_print("rbn_user_warnings %lu", rbn_user_warnings);
@@ -3450,6 +3479,7 @@ static const struct tcase cases[] = {
 	{ "iter", t_iter },
 	{ "fill_level", t_fill_level },
 	{ "resets_and_prepared_iters", t_resets_and_prepared_iters },
+	{ "nmi_unsafe_cmpxchg", t_nmi_unsafe },
 	{ "no_warnings", t_no_warnings },
 };
 
