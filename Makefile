@@ -339,5 +339,6 @@ clean:
 	rm -rf $(BUILD)
 	rm -f $(RBTRACE)
 	rm -f *.o *.ko *.mod *.mod.c .*.cmd .*.d Module.symvers modules.order \
+		rbn_kcompat.h \
 		port/kernel/*.o port/kernel/.*.cmd
 	rm -rf .tmp_versions

@@ -177,14 +177,19 @@ kernel_image() {
 
 # Build rbnest.ko for kernel $1 from a copy of the sources.
 build_module() {
-	local abi src
+	local abi src f
 	abi=$(kernel_abi "$1")
 	ensure_headers "$abi"
 	src=$VM_DIR/$abi/src
 	mkdir -p "$src"
 	# The module's sources; -p keeps the times, so that an unchanged
 	# file is not rebuilt.
-	(cd "$ROOT" && cp -pR Kbuild ./*.c ./*.h port "$src/")
+	(cd "$ROOT" && cp -pR Kbuild ./*.c port "$src/")
+	# Not the header Kbuild generates here: that one is for the tree's
+	# own kernel.
+	for f in "$ROOT"/*.h; do
+		[ "${f##*/}" = rbn_kcompat.h ] || cp -p "$f" "$src/"
+	done
 	make -C "$(headers_dir "$abi")" M="$src" modules >&2 ||
 		die "rbnest.ko does not build for $abi"
 	echo "$src/rbnest.ko"
