@@ -174,7 +174,9 @@ $(foreach v,$(VARIANTS),$(eval $(call variant_rules,$(v))))
 .SECONDARY:
 .DELETE_ON_ERROR:
 
--include $(shell find $(BUILD) -name '*.d' 2>/dev/null)
+# Only the variants' objects have dependency files (build/ also holds
+# kernel trees).
+-include $(shell find $(addprefix $(BUILD)/,$(VARIANTS)) -name '*.d' 2>/dev/null)
 
 # ---- tools/rbtrace ------------------------------------------------------
 
