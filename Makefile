@@ -32,6 +32,11 @@
 #                     make vm-check KERNELS="6.1 6.12 6.12-rt"; VM_CPUS=N
 #                     (default 2), VM_TIMEOUT=SECONDS per kernel (3600),
 #                     VM_ARGS="--mem 8G ..." (more scripts/vm.sh options)
+#   make module-matrix
+#                     rbnest.ko built from scratch against the headers of
+#                     each kernel of MODULE_KERNELS (default "6.1 6.1-rt
+#                     6.12 6.12-rt"), a warning counted as a failure;
+#                     make check runs it too (MODULE_KERNELS= to leave out)
 #   make module-for KVER=6.12
 #                     rbnest.ko for one of those kernels (or an ABI name),
 #                     built in build/vm/ABI/src; prints its path
@@ -123,7 +128,7 @@ JOBS		= $(if $(filter -j%,$(MAKEFLAGS)),,-j$(shell nproc 2>/dev/null || echo 1))
 .PHONY: all run bench user-lib module module-clean check check-build bench-user \
 	coverage deps clean fuzz fuzz-build fuzz-smoke \
 	$(addprefix tests-,$(VARIANTS)) \
-	vm-check module-for
+	vm-check module-for module-matrix
 
 all: user-lib tests-user rbtrace
 
@@ -175,7 +180,9 @@ $(foreach v,$(VARIANTS),$(eval $(call variant_rules,$(v))))
 .SECONDARY:
 .DELETE_ON_ERROR:
 
--include $(shell find $(BUILD) -name '*.d' 2>/dev/null)
+# Only the variants' objects have dependency files (build/ also holds
+# kernel trees).
+-include $(shell find $(addprefix $(BUILD)/,$(VARIANTS)) -name '*.d' 2>/dev/null)
 
 # ---- tools/rbtrace ------------------------------------------------------
 
@@ -290,6 +297,10 @@ module-for:
 	@bash scripts/deps.sh --kernels "$(KVER)"
 	@bash scripts/vm-kernel.sh module "$(KVER)"
 
+module-matrix:
+	@bash scripts/deps.sh --kernels "$(MODULE_KERNELS)"
+	@bash scripts/module-matrix.sh $(MODULE_KERNELS)
+
 vm-check:
 	@bash scripts/deps.sh --kernels "$(KERNELS)"
 	@VM_CPUS="$(VM_CPUS)" VM_TIMEOUT="$(VM_TIMEOUT)" \
@@ -306,6 +317,12 @@ endef
 
 COV_RUN		= '@cov/coverage $(PYTHON) scripts/coverage.py --build $(BUILD)/cov'
 
+# rbnest.ko built from scratch against every Debian kernel flavour's
+# headers, warnings counted as failures: one result line per kernel.
+MODULE_KERNELS	?= 6.1 6.1-rt 6.12 6.12-rt
+MODULE_RUN	= $(if $(strip $(MODULE_KERNELS)),'@module-matrix \
+		  bash scripts/module-matrix.sh $(MODULE_KERNELS)')
+
 # The kernel selftests, one run per kernel, each test case a result line.
 VM_RUNS		= $(foreach k,$(KERNELS),'@vm-$(k) RBN_QUICK=$(RBN_QUICK) \
 		  VM_CPUS=$(VM_CPUS) VM_TIMEOUT=$(VM_TIMEOUT) \
@@ -316,14 +333,14 @@ RBN_QUICK	?= 1
 # binary is removed first so that a stale one never runs); the others
 # still run.
 check:
-	@bash scripts/deps.sh --kernels "$(KERNELS)"
+	@bash scripts/deps.sh --kernels "$(sort $(KERNELS) $(MODULE_KERNELS))"
 	@rm -f $(foreach v,$(VARIANTS),$(addprefix $(BUILD)/$(v)/,$(TESTS_$(v)))) \
 		$(RBTRACE_BINS) $(FUZZ_BINS)
 	@build=; $(MAKE) --no-print-directory -k $(JOBS) check-build || \
 		build='!build some programs did not build (errors above)'; \
 	find $(BUILD)/cov -name '*.gcda' -delete 2>/dev/null; \
 	bash $(TEST_DIR)/run.sh $(foreach v,$(VARIANTS),$(call run_args,$(v))) \
-		$(RBTRACE_RUNS) $(FUZZ_RUN) $(COV_RUN) $(VM_RUNS) \
+		$(RBTRACE_RUNS) $(FUZZ_RUN) $(COV_RUN) $(MODULE_RUN) $(VM_RUNS) \
 		$${build:+"$$build"}
 
 check-build: user-lib $(addprefix tests-,$(VARIANTS)) $(RBTRACE_BINS) \
@@ -363,5 +380,6 @@ clean:
 	rm -rf $(BUILD)
 	rm -f $(RBTRACE)
 	rm -f *.o *.ko *.mod *.mod.c .*.cmd .*.d Module.symvers modules.order \
+		rbn_kcompat.h \
 		port/kernel/*.o port/kernel/.*.cmd
 	rm -rf .tmp_versions

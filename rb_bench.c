@@ -51,6 +51,7 @@
 #include <linux/utsname.h>
 
 #include "rb_module.h"
+#include "rbn_kcompat.h"
 
 #define RBN_BENCH_MAX_SIZES	8
 #define RBN_BENCH_MAX_ROUNDS	99
@@ -221,6 +222,21 @@ struct rbn_bench_kpage {
 	struct buffer_data_read_page *page;
 };
 
+/*
+ * 6.12.y stable made ring_buffer_alloc_read_page() return an error code
+ * and the page through its last argument.
+ */
+static int rbn_bench_kalloc_page(struct trace_buffer *kbuf,
+				 struct rbn_bench_kpage *kpage, int cpu)
+{
+#ifdef RBN_RB_ALLOC_READ_PAGE_INT
+	return ring_buffer_alloc_read_page(kbuf, cpu, &kpage->page);
+#else
+	kpage->page = ring_buffer_alloc_read_page(kbuf, cpu);
+	return PTR_ERR_OR_ZERO(kpage->page);
+#endif
+}
+
 static int rbn_bench_kread_page(struct trace_buffer *kbuf,
 				struct rbn_bench_kpage *kpage, int cpu)
 {
@@ -230,6 +246,13 @@ static int rbn_bench_kread_page(struct trace_buffer *kbuf,
 struct rbn_bench_kpage {
 	void *page;
 };
+
+static int rbn_bench_kalloc_page(struct trace_buffer *kbuf,
+				 struct rbn_bench_kpage *kpage, int cpu)
+{
+	kpage->page = ring_buffer_alloc_read_page(kbuf, cpu);
+	return PTR_ERR_OR_ZERO(kpage->page);
+}
 
 static int rbn_bench_kread_page(struct trace_buffer *kbuf,
 				struct rbn_bench_kpage *kpage, int cpu)
@@ -652,11 +675,9 @@ static int rbn_bench_read_pages_all(struct rbn_bench *b)
 	rpage = rbn_alloc_read_page(b->rbn, b->cpu);
 	if (!rpage)
 		return -ENOMEM;
-	kpage.page = ring_buffer_alloc_read_page(b->kbuf, b->cpu);
-	if (IS_ERR(kpage.page)) {
-		ret = PTR_ERR(kpage.page);
+	ret = rbn_bench_kalloc_page(b->kbuf, &kpage, b->cpu);
+	if (ret)
 		goto out_free_rpage;
-	}
 	/* Both are empty after the consume measurement. */
 	for (r = 0; r < b->args.rounds; r++) {
 		for (side = 0; side < RBN_NR_SIDES; side++) {

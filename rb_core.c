@@ -2109,13 +2109,20 @@ static void rb_insert_pages(struct rbn_cpu_buffer *cpu_buffer,
 	anchor->next = (unsigned long)first;
 }
 
+/*
+ * Unlink @nr sub-buffers behind the anchor; they stay linked to each other
+ * from *@first to *@last, to be freed by the caller once it dropped
+ * reader_lock: a raw spinlock, under which freeing may not sleep on
+ * PREEMPT_RT.
+ */
 static void rb_remove_pages(struct rbn_cpu_buffer *cpu_buffer,
-			    unsigned long nr)
+			    unsigned long nr, struct rbn_bpage **first,
+			    struct rbn_bpage **last)
 {
-	struct rbn_buffer *buffer = cpu_buffer->buffer;
 	struct rbn_bpage *anchor = rb_resize_anchor(cpu_buffer);
 	struct rbn_bpage *page;
 
+	*first = nr ? rb_next_page(anchor) : NULL;
 	for (; nr; nr--) {
 		page = rb_next_page(anchor);
 		/* A HEAD flag on either link ends up on the new one. */
@@ -2123,7 +2130,7 @@ static void rb_remove_pages(struct rbn_cpu_buffer *cpu_buffer,
 			(anchor->next & RB_FLAG_MASK) |
 			(page->next & RB_FLAG_MASK);
 		rb_next_page(anchor)->prev = anchor;
-		rb_free_bpage(buffer, page);
+		*last = page;
 	}
 	/* A writer on the reader page goes on to the new head. */
 	if (rb_is_reader_page(cpu_buffer->tail_page))
@@ -2197,12 +2204,15 @@ int rbn_resize(struct rbn_buffer *buffer, unsigned long size)
 		struct rbn_cpu_buffer *cpu_buffer = buffer->cpu_buffers[cpu];
 
 		rbn_reader_lock(&cpu_buffer->reader_lock, flags);
-		if (first[cpu])
+		if (first[cpu]) {
 			rb_insert_pages(cpu_buffer, first[cpu], last[cpu]);
-		else
+			first[cpu] = NULL;
+		} else {
+			/* Freed below, after the lock. */
 			rb_remove_pages(cpu_buffer,
-					cpu_buffer->nr_pages - nr_pages);
-		first[cpu] = NULL;
+					cpu_buffer->nr_pages - nr_pages,
+					&first[cpu], &last[cpu]);
+		}
 		cpu_buffer->nr_pages = nr_pages;
 		rb_set_head_page(cpu_buffer);
 		rbn_reader_unlock(&cpu_buffer->reader_lock, flags);
@@ -2212,6 +2222,7 @@ int rbn_resize(struct rbn_buffer *buffer, unsigned long size)
 unquiesce:
 	rb_unquiesce(buffer);
 free_chains:
+	/* New pages not linked in, and the pages unlinked above. */
 	for (cpu = 0; cpu < buffer->nr_cpus; cpu++) {
 		struct rbn_bpage *page = first[cpu], *next;
 

@@ -15,7 +15,10 @@
 #                    one per line
 #   module KERNEL    build rbnest.ko for the kernel; print its path
 #
-# KERNEL is one of 6.1, 6.1-rt, 6.12, 6.12-rt, or an ABI name.
+# KERNEL is one of 6.1, 6.1-rt, 6.12, 6.12-rt, or an ABI name, or a
+# kernel that scripts/debug-kernel.sh builds (6.12-rt-debug): its build
+# tree stands for the headers, headers-pkg prints nothing, and the other
+# commands build it first when it is not built yet.
 #
 #   6.1, 6.1-rt      the kernel behind Debian's linux-image-amd64
 #                    (linux-image-rt-amd64): bookworm's own kernel
@@ -39,6 +42,7 @@ set -eu
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 VM_DIR=$ROOT/build/vm
+DEBUG_KERNEL=
 
 
 die() {
@@ -104,6 +108,10 @@ archive_abi() {
 # ABI name of kernel $1 (a name from the list above, or an ABI).
 kernel_abi() {
 	local pat abi
+	if [ -n "$DEBUG_KERNEL" ]; then
+		bash "$ROOT/scripts/debug-kernel.sh" abi "$1"
+		return
+	fi
 	if ! pat=$(abi_pattern "$1"); then
 		case $1 in
 		*-amd64) echo "$1" && return 0 ;;
@@ -121,12 +129,17 @@ kernel_abi() {
 }
 
 headers_dir() {
+	if [ -n "$DEBUG_KERNEL" ]; then
+		bash "$ROOT/scripts/debug-kernel.sh" kdir "$1"
+		return
+	fi
 	echo "/usr/src/linux-headers-$1"
 }
 
 # Install the headers of ABI $1 when they are missing.
 ensure_headers() {
 	local dir
+	[ -n "$DEBUG_KERNEL" ] && return 0
 	dir=$(headers_dir "$1")
 	[ -f "$dir/Makefile" ] && return 0
 	echo "vm-kernel: installing linux-headers-$1" >&2
@@ -177,21 +190,44 @@ kernel_image() {
 
 # Build rbnest.ko for kernel $1 from a copy of the sources.
 build_module() {
-	local abi src
+	local abi src f
 	abi=$(kernel_abi "$1")
 	ensure_headers "$abi"
 	src=$VM_DIR/$abi/src
 	mkdir -p "$src"
 	# The module's sources; -p keeps the times, so that an unchanged
 	# file is not rebuilt.
-	(cd "$ROOT" && cp -pR Kbuild ./*.c ./*.h port "$src/")
+	(cd "$ROOT" && cp -pR Kbuild ./*.c port "$src/")
+	# Not the header Kbuild generates here: that one is for the tree's
+	# own kernel.
+	for f in "$ROOT"/*.h; do
+		[ "${f##*/}" = rbn_kcompat.h ] || cp -p "$f" "$src/"
+	done
 	make -C "$(headers_dir "$abi")" M="$src" modules >&2 ||
 		die "rbnest.ko does not build for $abi"
 	echo "$src/rbnest.ko"
 }
 
+# The commands for a kernel built by scripts/debug-kernel.sh.
+debug_kernel() {
+	local dk=$ROOT/scripts/debug-kernel.sh
+	case $1 in
+	abi) bash "$dk" abi "$2" ;;
+	headers-pkg) ;;
+	headers) bash "$dk" kdir "$2" ;;
+	image) bash "$dk" image "$2" ;;
+	module) build_module "$2" ;;
+	*) die "unknown command '$1'" ;;
+	esac
+}
+
 main() {
 	[ $# -eq 2 ] || die "usage: vm-kernel.sh abi|headers-pkg|headers|image|module KERNEL"
+	if bash "$ROOT/scripts/debug-kernel.sh" is-debug "$2"; then
+		DEBUG_KERNEL=1
+		debug_kernel "$@"
+		return
+	fi
 	case $1 in
 	abi) kernel_abi "$2" ;;
 	headers-pkg) echo "linux-headers-$(kernel_abi "$2")" ;;

@@ -7,7 +7,9 @@
 # Usage: scripts/vm.sh [OPTIONS] -- COMMAND [ARG...]
 #
 #   --kernel K      6.1 (default), 6.1-rt, 6.12, 6.12-rt or an ABI name
-#                   (scripts/vm-kernel.sh says which packages they are)
+#                   (scripts/vm-kernel.sh says which packages they are),
+#                   or 6.12-rt-debug: PREEMPT_RT with lockdep, built here
+#                   by scripts/debug-kernel.sh on first use
 #   --cpus N        virtual CPUs (default 2)
 #   --mem SIZE      memory, as QEMU takes it (default 4G; / and /tmp of
 #                   the guest live in it)

@@ -7,7 +7,8 @@
 #
 # Without arguments every test_*.sh here runs, in the order below
 # (test_dmesg.sh last); a TEST is a script name (test_read, test_read.sh)
-# or a path. Run as root on a machine where rbnest.ko can be loaded: the
+# or a path, and test_dmesg.sh runs after the TESTs given too (a kernel
+# warning in their part of the log fails the run). Run as root on a machine where rbnest.ko can be loaded: the
 # tests load and unload it themselves. POSIX sh and busybox applets only.
 #
 # Output: KTAP. Each script's own KTAP is shown indented as a subtest,
@@ -55,6 +56,10 @@ if [ $# -gt 0 ]; then
 		esac
 		tests="$tests $p"
 	done
+	case " $tests " in
+	*/test_dmesg.sh" "*) ;;
+	*) [ -f "$dir/test_dmesg.sh" ] && tests="$tests $dir/test_dmesg.sh" ;;
+	esac
 else
 	tests=
 	for n in $order; do
