@@ -460,6 +460,9 @@ static __always_inline void trace_recursive_unlock(struct rbn_cpu_buffer *cpu_bu
  *      stale value only moves a wake-up to the next commit. The wake-up
  *      protocol itself (a reader's wake bit against the writer's commit)
  *      is the module's: two smp_mb(), see rb_pipe.c.
+ *  R6  rb_get_reader_page(), at its end: smp_rmb() between the reader
+ *      page's commit and its time_stamp, which the writer stored before
+ *      the first event it committed (W3, or W1 once the tail moved on).
  *
  * Iterators (rbn_iter_*) read with recording off and the writers past a
  * grace period, which orders everything they read.
@@ -1463,8 +1466,11 @@ spin:
 	goto again;
 
 out:
-	if (reader && reader->read == 0)
-		cpu_buffer->read_stamp = reader->page->time_stamp;
+	if (reader && reader->read == 0) {
+		/* R6: the page's commit, then the stamp the writer set first. */
+		smp_rmb();
+		cpu_buffer->read_stamp = READ_ONCE(reader->page->time_stamp);
+	}
 	return reader;
 }
 
