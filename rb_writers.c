@@ -270,6 +270,14 @@ static __always_inline void rbn_write_sample(enum rbn_wsrc w,
 	event = rbn_reserve(buf, sizeof(s));
 	if (unlikely(!event)) {
 		this_cpu_dec(rbn_depth);
+		/*
+		 * A failed reserve of the outermost writer still publishes
+		 * what writers nested in it committed (rb_end_commit() on
+		 * its way out): blocked readers must hear of it, or in
+		 * producer/consumer mode, with the ring now full and every
+		 * later write refused, they would never wake.
+		 */
+		rbn_pipe_commit_notify(raw_smp_processor_id());
 		goto out;
 	}
 
