@@ -673,8 +673,8 @@ static void __exit rbnest_exit(void)
 	 * file holds the module), and once they are gone none can be opened
 	 * while the rest is torn down. Then the writers: rbn_writers_exit()
 	 * unregisters every probe and waits until none is still inside the
-	 * buffer. Pages a pipe still holds pin the module, so none of them
-	 * can be out here.
+	 * buffer. Pages a pipe still holds have left the ring: they are the
+	 * pipe's, and rbn_free() does not see them.
 	 */
 	rbn_pipe_remove_files();
 	debugfs_remove_recursive(rbn_root);

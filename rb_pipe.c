@@ -148,7 +148,8 @@ static void rbn_pipe_irq_work(struct irq_work *work)
  * rbn_pipe_commit_notify - tell blocked readers that a CPU has new events
  * @cpu:	the CPU whose buffer the event was committed to
  *
- * Called by the writers after every commit, in any context including NMI.
+ * Called by the writers after every commit, and after a failed reserve
+ * (which may have published nested events), in any context including NMI.
  * Costs a full barrier and one load of a per-CPU word unless a reader
  * waits on @cpu; then the watermark is checked without a lock, and the
  * irq_work queued when it is reached.
@@ -228,6 +229,7 @@ static const struct {
 	{ RBN_EV_ZERO_DELTA,	"zero" },
 	{ RBN_EV_EXTEND,	"extend" },
 	{ RBN_EV_PAGE_START,	"start" },
+	{ RBN_EV_CLOCK_BACK,	"clock_back" },
 };
 
 #define RBN_TEXT_HEADER							\
@@ -683,11 +685,20 @@ static bool rbn_text_ready(void)
 /* The CPU whose next event is the oldest, or -1. */
 static int rbn_text_oldest_cpu(void)
 {
+	struct rbn_event *event;
 	int cpu, best = -1;
 	u64 ts, best_ts = 0;
 
 	for (cpu = 0; cpu < rbn_pipe_nr_cpus; cpu++) {
-		if (!rbn_peek(rbn_buf, cpu, &ts, NULL))
+		/*
+		 * A peek may swap the reader page, under an event another
+		 * trace_pipe reader formats: the CPU's read_mutex, as for
+		 * every consuming read.
+		 */
+		mutex_lock(&rbn_pipe_cpus[cpu].read_mutex);
+		event = rbn_peek(rbn_buf, cpu, &ts, NULL);
+		mutex_unlock(&rbn_pipe_cpus[cpu].read_mutex);
+		if (!event)
 			continue;
 		if (best < 0 || ts < best_ts) {
 			best = cpu;
