@@ -161,33 +161,36 @@ ktap_print_msg "with a reader: $n events; woke early: ${early:-no}, late: $([ $l
 [ -z "$early" ] && [ $late = 0 ] && [ "$size" -eq "$sub" ] || ok=0
 ktap_test_result $ok "buffer_percent=$percent: a blocked read() wakes at the commit that reaches it, not before"
 
+# ended_by OUT FILE VALUE: a reader blocked on one event, then FILE=VALUE;
+# ok=0 unless it was blocked and ended within a second; $rc, $size
+ended_by()
+{
+	ok=1
+	start_reader "$1"
+	sleep 1
+	kill -0 $pid 2>/dev/null || ok=0
+	emit
+	rbn_set "$2" "$3"
+	_e_fast=yes
+	if alive $pid 10; then
+		_e_fast=no
+		ok=0
+	fi
+	end_reader "$1"
+	ktap_print_msg "$2=$3 with a reader blocked on one event: exit $rc, ended within 1 s: $_e_fast, $size bytes"
+}
+
 # ---- a reset wakes at once -------------------------------------------------
 
 rbn_set reset 1
-ok=1
-start_reader "$t/rs"
-sleep 1
-kill -0 $pid 2>/dev/null || ok=0
-emit
-rbn_set reset 1
-alive $pid 10 && ok=0
-end_reader "$t/rs"
-ktap_print_msg "reset with a reader blocked on one event: exit $rc within 1 s: $([ $ok = 1 ] && echo yes || echo no), $size bytes"
+ended_by "$t/rs" reset 1
 [ $rc -eq 0 ] && [ "$size" -eq 0 ] || ok=0
 ktap_test_result $ok "a reset of its CPU ends a blocked read() at once (EOF)"
 
 # ---- tracing_on=0 wakes at once --------------------------------------------
 
 rbn_set tracing_on 1
-ok=1
-start_reader "$t/off"
-sleep 1
-kill -0 $pid 2>/dev/null || ok=0
-emit
-rbn_set tracing_on 0
-alive $pid 10 && ok=0
-end_reader "$t/off"
-ktap_print_msg "tracing_on=0 with a reader blocked on one event: exit $rc within 1 s: $([ $ok = 1 ] && echo yes || echo no), $size bytes"
+ended_by "$t/off" tracing_on 0
 [ $rc -eq 0 ] && [ "$size" -eq "$sub" ] || ok=0
 ktap_test_result $ok "tracing_on=0 ends a blocked read() at once, with what there is"
 
