@@ -37,6 +37,7 @@
 #   RBN_HOTPLUG_CYCLES   test_hotplug
 #   RBN_LOCKUP_SECONDS   test_lockup
 #   RBN_CLOCKBACK_SECONDS test_clockback
+#   RBN_HOOK_ROUNDS      test_hook
 #   RBN_SH               the shell that runs the scripts (default sh)
 
 dir=$(cd "$(dirname "$0")" && pwd)
