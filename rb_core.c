@@ -2066,13 +2066,30 @@ unsigned long rbn_cpu_resets(struct rbn_buffer *buffer, int cpu)
  */
 void rbn_reset(struct rbn_buffer *buffer)
 {
-	int cpu;
-
 	/* One wait for the writers of every CPU. */
 	rb_quiesce(buffer);
+	rbn_reset_stopped(buffer);
+	rb_unquiesce(buffer);
+}
+
+/**
+ * rbn_reset_stopped - rbn_reset() for a caller that stopped the writers
+ * @buffer:	the buffer
+ *
+ * For a caller with more to do while nothing writes (the module switches
+ * the clock): it turned recording off with rbn_record_disable() and waited
+ * for the writers in the write path (rbn_port_synchronize_writers(), a
+ * grace period in the kernel) before the call, and turns recording on
+ * again after it. The writers of every CPU are waited for once, by the
+ * caller. May sleep where the reader lock does (PREEMPT_RT).
+ */
+void rbn_reset_stopped(struct rbn_buffer *buffer)
+{
+	int cpu;
+
+	RBN_WARN_ON(!atomic_read(&buffer->record_disabled));
 	for (cpu = 0; cpu < buffer->nr_cpus; cpu++)
 		rb_reset_cpu_reader(buffer->cpu_buffers[cpu]);
-	rb_unquiesce(buffer);
 }
 
 /*

@@ -169,6 +169,7 @@ struct rbn_buffer *rbn_alloc(const struct rbn_config *cfg);
 void rbn_free(struct rbn_buffer *buffer);
 int rbn_resize(struct rbn_buffer *buffer, unsigned long size);
 void rbn_reset(struct rbn_buffer *buffer);
+void rbn_reset_stopped(struct rbn_buffer *buffer);
 void rbn_reset_cpu(struct rbn_buffer *buffer, int cpu);
 void rbn_record_disable(struct rbn_buffer *buffer);
 void rbn_record_enable(struct rbn_buffer *buffer);

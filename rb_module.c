@@ -136,7 +136,8 @@ static void __rbn_buffer_reset(int clock)
 	synchronize_rcu();
 	if (clock >= 0)
 		WRITE_ONCE(rbn_clock_id, clock);
-	rbn_reset(rbn_buf);
+	/* The grace period above waited for the writers of every CPU. */
+	rbn_reset_stopped(rbn_buf);
 	rbn_writers_reset_seq();
 	rbn_record_enable(rbn_buf);
 	rbn_pipe_wake_all();

@@ -3395,6 +3395,25 @@ static void t_resets_and_prepared_iters(void)
 	CHECK(rbn_record_is_on(b), "recording on again");
 	ktap_print("prepared iterators of 2 CPUs, one wait: %u and %u events; writes refused meanwhile",
 		   n[0], n[1]);
+
+	/* A reset by a caller that stopped the writers itself. */
+	for (cpu = 0; cpu < 2; cpu++) {
+		rbn_user_cpu = cpu;
+		mock_now++;
+		wr(b, 20, cpu);
+	}
+	rbn_user_cpu = 0;
+	rbn_record_disable(b);
+	rbn_reset_stopped(b);
+	CHECK(!rbn_record_is_on(b), "recording still off after rbn_reset_stopped()");
+	rbn_record_enable(b);
+	CHECK(rbn_cpu_resets(b, 0) == 2 && rbn_cpu_resets(b, 1) == 3,
+	      "rbn_reset_stopped() of all: %lu/%lu", rbn_cpu_resets(b, 0),
+	      rbn_cpu_resets(b, 1));
+	CHECK(!rbn_peek(b, 0, &ts, NULL) && !rbn_peek(b, 1, &ts, NULL),
+	      "both CPUs empty after rbn_reset_stopped()");
+	ktap_print("rbn_reset_stopped() after rbn_record_disable(): resets cpu0 %lu, cpu1 %lu, both empty",
+		   rbn_cpu_resets(b, 0), rbn_cpu_resets(b, 1));
 	rbn_free(b);
 }
 
