@@ -16,20 +16,27 @@
 #                    modules against (make -C KDIR M=...)
 #   is-debug NAME    exit 0 when NAME is a kernel of this script
 #
-# Kernels:
+# Kernels, each on top of allnoconfig with scripts/debug-kernel.config
+# (the VM's machine and drivers, built in, and what rbnest uses) and
+# scripts/debug-kernel-NAME.config (its checkers):
 #
+#   6.1-debug        Debian's linux-source-6.1, PREEMPT, with KASAN
+#                    (inline), UBSAN, KFENCE, kmemleak, PROVE_LOCKING,
+#                    PROVE_RCU, DEBUG_ATOMIC_SLEEP, DEBUG_PREEMPT,
+#                    DEBUG_OBJECTS, DEBUG_LIST, the lockup and hung-task
+#                    detectors, and fault injection (failslab,
+#                    fail_page_alloc) with its debugfs
 #   6.12-rt-debug    Debian's linux-source-6.12 with PREEMPT_RT,
 #                    PROVE_LOCKING, PROVE_RAW_LOCK_NESTING,
 #                    DEBUG_ATOMIC_SLEEP, DEBUG_OBJECTS and the lockup
-#                    detectors, on top of allnoconfig
-#                    (scripts/debug-kernel.config); every driver the VM
-#                    needs is built in
+#                    detectors
 #
 # Everything lives in build/debug-kernel/NAME: the unpacked source, built
 # in place (it is the module's build tree), and root/ with boot/ and
 # lib/modules/ as an image package would have them. A kernel is built
-# once; it is built again only when its config fragment changes. The
-# build is 13 CPU-minutes (DEBUG_KERNEL_JOBS, default 2).
+# once; it is built again only when its config fragments change. A build
+# is 13 (6.12-rt-debug) to ?? (6.1-debug) CPU-minutes (DEBUG_KERNEL_JOBS,
+# default 2).
 
 set -eu
 
@@ -44,14 +51,19 @@ die() {
 # Source package, tarball and config fragment of kernel $1.
 kernel_def() {
 	case $1 in
+	6.1-debug | 6.1.*-debug)
+		SRC_PKG=linux-source-6.1
+		TARBALL=/usr/src/linux-source-6.1.tar.xz
+		NAME=6.1-debug
+		;;
 	6.12-rt-debug | 6.12.*-rt-debug)
 		SRC_PKG=linux-source-6.12
 		TARBALL=/usr/src/linux-source-6.12.tar.xz
-		FRAGMENT=$ROOT/scripts/debug-kernel.config
 		NAME=6.12-rt-debug
 		;;
 	*) return 1 ;;
 	esac
+	FRAGMENTS="$ROOT/scripts/debug-kernel.config $ROOT/scripts/debug-kernel-$NAME.config"
 }
 
 # The release of an unpacked, configured tree $1.
@@ -94,14 +106,16 @@ check_config() {
 			} ;;
 		esac
 	done <"$frag"
-	[ $bad -eq 0 ] || die "the config of $NAME is not what $frag asks for"
+	[ $bad -eq 0 ] || die "the config of $NAME is not what $FRAGMENTS ask for"
 }
 
 build() {
 	local dir=$DK_DIR/$NAME src sum rel jobs=${DEBUG_KERNEL_JOBS:-2} start
+	local frag=$dir/fragment.config
 	src=$dir/src
 	mkdir -p "$dir"
-	sum=$(sha256sum "$FRAGMENT" | cut -d' ' -f1)
+	# shellcheck disable=SC2086 # FRAGMENTS is a list of paths
+	sum=$(cat $FRAGMENTS | sha256sum | cut -d' ' -f1)
 	if [ -f "$dir/built" ] && [ "$(cat "$dir/built")" = "$sum" ]; then
 		return 0
 	fi
@@ -113,10 +127,12 @@ build() {
 	fi
 	unpack "$dir"
 	rm -f "$dir/built"
+	# shellcheck disable=SC2086
+	cat $FRAGMENTS >"$frag"
 	echo "debug-kernel: configuring $NAME" >&2
-	make -C "$src" -s KCONFIG_ALLCONFIG="$FRAGMENT" allnoconfig >&2 ||
+	make -C "$src" -s KCONFIG_ALLCONFIG="$frag" allnoconfig >&2 ||
 		die "allnoconfig failed"
-	check_config "$FRAGMENT" "$src/.config"
+	check_config "$frag" "$src/.config"
 	start=$(date +%s)
 	echo "debug-kernel: building $NAME with -j$jobs (log: $dir/build.log)" >&2
 	if ! make -C "$src" -j"$jobs" bzImage modules >"$dir/build.log" 2>&1; then
@@ -142,7 +158,7 @@ main() {
 	[ $# -eq 2 ] || die "usage: debug-kernel.sh abi|build|image|kdir|is-debug NAME"
 	if ! kernel_def "$2"; then
 		[ "$1" = is-debug ] && exit 1
-		die "unknown kernel '$2' (6.12-rt-debug)"
+		die "unknown kernel '$2' (6.1-debug, 6.12-rt-debug)"
 	fi
 	local dir=$DK_DIR/$NAME rel
 	case $1 in

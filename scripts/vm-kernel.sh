@@ -16,7 +16,7 @@
 #   module KERNEL    build rbnest.ko for the kernel; print its path
 #
 # KERNEL is one of 6.1, 6.1-rt, 6.12, 6.12-rt, or an ABI name, or a
-# kernel that scripts/debug-kernel.sh builds (6.12-rt-debug): its build
+# kernel that scripts/debug-kernel.sh builds (6.1-debug, 6.12-rt-debug): its build
 # tree stands for the headers, headers-pkg prints nothing, and the other
 # commands build it first when it is not built yet.
 #
