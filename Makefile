@@ -219,6 +219,10 @@ $(BUILD)/user/rbgen: $(BUILD)/user/obj/$(TEST_DIR)/rbgen.o \
 RBTRACE_RUNS	= '@rbtrace bash $(TEST_DIR)/test_rbtrace.sh $(RBTRACE) $(BUILD)/user/rbgen' \
 		  '@rbtrace-asan $(SAN_ENV) bash $(TEST_DIR)/test_rbtrace.sh $(BUILD)/asan/rbtrace $(BUILD)/user/rbgen'
 
+# The kernel log check of the kernel selftests, on a sample of every
+# report format of the debug kernels' checkers.
+DMESG_RE_RUN	= '@dmesg-re bash $(TEST_DIR)/test_dmesg_re.sh'
+
 # ---- fuzzing tools/rbtrace -----------------------------------------------
 #
 # libFuzzer targets (clang, ASan + UBSan) on the page checks and decoding
@@ -340,7 +344,8 @@ check:
 		build='!build some programs did not build (errors above)'; \
 	find $(BUILD)/cov -name '*.gcda' -delete 2>/dev/null; \
 	bash $(TEST_DIR)/run.sh $(foreach v,$(VARIANTS),$(call run_args,$(v))) \
-		$(RBTRACE_RUNS) $(FUZZ_RUN) $(COV_RUN) $(MODULE_RUN) $(VM_RUNS) \
+		$(RBTRACE_RUNS) $(DMESG_RE_RUN) $(FUZZ_RUN) $(COV_RUN) \
+		$(MODULE_RUN) $(VM_RUNS) \
 		$${build:+"$$build"}
 
 check-build: user-lib $(addprefix tests-,$(VARIANTS)) $(RBTRACE_BINS) \

@@ -139,6 +139,7 @@ rbn_bg_pids=
 rbn_err=
 rbn_rec_pid=
 rbn_rec_out=
+rbn_leaks=0
 
 # rbn_secs N: N seconds, halved (at least 1) with RBN_QUICK=1
 rbn_secs()
@@ -228,9 +229,41 @@ rbn_dmesg_after()
 		END { for (i = (m ? m : 1); i <= NR; i++) print l[i] }'
 }
 
-# The lines of the kernel log that show a kernel problem.
+# The lines of the kernel log that show a kernel problem: the generic
+# reports (WARNING, BUG, Oops, panic, general protection, RIP:), lockdep
+# (possible circular / recursive locking, inconsistent lock state,
+# "Invalid wait context", "suspicious RCU usage", "lockdep is turned
+# off"), "BUG: sleeping function called from invalid context", KASAN,
+# KFENCE and KCSAN ("BUG: KASAN: ...", "BUG: KFENCE: ...", "BUG: KCSAN:
+# data-race in ..."), UBSAN ("UBSAN: shift-out-of-bounds in ..."), debug
+# objects ("ODEBUG: free active ... object type: hrtimer"), list debugging ("list_add corruption"), the lockup
+# detectors (soft lockup, hard LOCKUP, RCU stalls, "blocked for more
+# than N seconds") and kmemleak ("N new suspected memory leaks").
+# selftests/user/test_dmesg_re.sh holds a sample of each.
 # shellcheck disable=SC2034
-rbn_dmesg_bad_re='WARNING|(^|[^A-Za-z])BUG|Oops|lockdep|possible circular|sleeping function|general protection|RIP:'
+rbn_dmesg_bad_re='WARNING|(^|[^A-Za-z])BUG|Oops|Kernel panic|general protection|RIP:'
+rbn_dmesg_bad_re="$rbn_dmesg_bad_re|lockdep|possible circular|possible recursive"
+rbn_dmesg_bad_re="$rbn_dmesg_bad_re|inconsistent lock|Invalid wait context|suspicious RCU"
+rbn_dmesg_bad_re="$rbn_dmesg_bad_re|sleeping function|KASAN|KFENCE|KCSAN|UBSAN:"
+rbn_dmesg_bad_re="$rbn_dmesg_bad_re|list_(add|del) corruption|soft lockup|hard LOCKUP"
+rbn_dmesg_bad_re="$rbn_dmesg_bad_re|self-detected stall|detected stalls|blocked for more than"
+rbn_dmesg_bad_re="$rbn_dmesg_bad_re|ODEBUG:.*(object type|disabled)|suspected memory leak|cut here"
+
+# rbn_kmemleak_scan: where the kernel has kmemleak, scan, wait for its
+# minimum object age (5 s) and scan again; rbn_leaks is the number of
+# unreferenced objects it reports, the first few are shown as "# "
+# lines. Returns 1 when the kernel has no kmemleak.
+rbn_kmemleak_scan()
+{
+	_k=$rbn_debugfs/kmemleak
+	rbn_leaks=0
+	[ -w "$_k" ] && [ -r "$_k" ] && echo scan >"$_k" 2>/dev/null || return 1
+	sleep 6
+	echo scan >"$_k"
+	rbn_leaks=$(grep -c '^unreferenced object' "$_k")
+	grep -A 16 -m 4 '^unreferenced object' "$_k" | sed 's/^/# kmemleak: /'
+	return 0
+}
 
 # rbn_require [rbtrace] [trace-cmd] [mkfifo]: everything the script needs,
 # or "1..0 # SKIP" and exit 4. Also unloads a module left loaded, sets up

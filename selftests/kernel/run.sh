@@ -18,7 +18,10 @@
 # 1 when anything failed, 4 when everything was skipped (not root, no
 # module), else 0. A script that exits non-zero without a
 # failing case, prints no plan, reports a number of cases other than its
-# plan, or runs longer than RBN_TEST_TIMEOUT counts as one more failure.
+# plan, runs longer than RBN_TEST_TIMEOUT, or while it runs leaves a
+# kernel report in the log (rbn_dmesg_bad_re of ktap_helpers.sh: a
+# WARNING, lockdep, KASAN, UBSAN, KFENCE, KCSAN, lockup or kmemleak
+# report, ...) counts as one more failure.
 #
 # Environment:
 #   RBNEST_KO            the module (default <root>/rbnest.ko)
@@ -84,6 +87,14 @@ trap 'exit 130' INT TERM HUP
 if [ -w /dev/kmsg ]; then
 	echo "rbnest-selftest: run.sh start" >/dev/kmsg 2>/dev/null
 fi
+# kmemleak (debug kernels): a scan marks what is unreferenced before this
+# run as reported, and clear forgets it, so that test_dmesg's scan at the
+# end reports only what the tests leaked.
+kmemleak=/sys/kernel/debug/kmemleak
+if [ -w $kmemleak ] && echo scan >$kmemleak 2>/dev/null; then
+	echo clear >$kmemleak
+fi
+. "$dir/ktap_helpers.sh"
 
 # shellcheck disable=SC2086 # a list of paths without blanks
 set -- $tests
@@ -100,6 +111,8 @@ for p in "$@"; do
 	out=$tmp/out.$n
 	echo "# ---- $name${RBN_QUICK:+ (RBN_QUICK=$RBN_QUICK)}"
 	start=$(date +%s)
+	mark="rbnest-selftest: run.sh runs $name"
+	[ -w /dev/kmsg ] && echo "$mark" >/dev/kmsg 2>/dev/null
 	if [ ! -f "$p" ]; then
 		echo "run.sh: no $p" >"$out"
 		echo 127 >"$tmp/rc"
@@ -153,6 +166,13 @@ for p in "$@"; do
 		elif [ "$plan" -ne $results ]; then
 			why="$why; planned $plan test cases, reported $results"
 		fi
+	fi
+	# A kernel report while the script ran fails the script, whatever
+	# it checked itself (test_dmesg looks at the whole run at the end).
+	report=$(rbn_dmesg_after "$mark" | grep -m 1 -E "$rbn_dmesg_bad_re")
+	if [ -n "$report" ] && dmesg 2>/dev/null | grep -qF "$mark"; then
+		echo "# $name: kernel report in the log: $report"
+		why="$why; kernel report in the log while it ran"
 	fi
 	if [ -n "$why" ]; then
 		fail=$((fail + 1))

@@ -5,13 +5,18 @@
 #
 # Looks at the kernel log from the last "rbnest-selftest: run.sh start"
 # line on that run.sh writes to /dev/kmsg (all of the log when there is none)
-# for WARNING, BUG, Oops, lockdep, possible circular locking, sleeping
-# function called from invalid context, general protection, RIP:, and
-# prints the lines it found. Also: the module is not left loaded, and on
-# a kernel with lockdep (the 6.12-rt-debug kernel of scripts/vm.sh),
-# lockdep is still validating: it turns itself off after its first
-# report, so a report before the mark (at boot) would leave everything
-# after it unchecked.
+# for the reports of rbn_dmesg_bad_re (ktap_helpers.sh: WARNING, BUG, Oops,
+# lockdep, sleeping function called from invalid context, KASAN, UBSAN,
+# KFENCE, KCSAN, debug objects, list corruption, lockups, RCU stalls, hung
+# tasks, kmemleak) and prints the lines it found. Also: the module is not
+# left loaded; on a kernel with lockdep, lockdep is still validating (it
+# turns itself off after its first report, so a report before the mark,
+# at boot, would leave everything after it unchecked); on a kernel with
+# kmemleak, a scan made now that the module is unloaded finds no leak
+# (run.sh cleared the earlier suspects when it started). The lockdep,
+# atomic-sleep, KASAN, UBSAN, KFENCE, KCSAN and kmemleak reports can only
+# come from the debug kernels of scripts/debug-kernel.sh (make
+# check-debug); Debian's kernels have none of these checkers.
 
 # shellcheck source-path=SCRIPTDIR
 . "$(dirname "$0")/ktap_helpers.sh"
@@ -28,7 +33,7 @@ if ! dmesg >/dev/null 2>&1; then
 fi
 
 ktap_print_header
-ktap_set_plan 3
+ktap_set_plan 4
 
 mark="rbnest-selftest: run.sh start"
 log=$(mktemp "${RBN_TMPDIR:-${TMPDIR:-/tmp}}/rbnest-dmesg.XXXXXX")
@@ -70,6 +75,15 @@ if [ -r /proc/lockdep_stats ]; then
 	ktap_test_result $ok "lockdep still validating"
 else
 	ktap_test_skip "lockdep still validating" "no lockdep in this kernel"
+fi
+
+if rbn_kmemleak_scan; then
+	ktap_print_msg "kmemleak: $rbn_leaks unreferenced objects after two scans"
+	ok=0
+	[ "$rbn_leaks" -eq 0 ] && ok=1
+	ktap_test_result $ok "kmemleak finds no leak"
+else
+	ktap_test_skip "kmemleak finds no leak" "no kmemleak in this kernel"
 fi
 
 ktap_finished
