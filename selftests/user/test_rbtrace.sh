@@ -21,7 +21,7 @@ set -uo pipefail
 
 rbtrace=${1:-}
 rbgen=${2:-}
-nr_tests=27
+nr_tests=28
 
 echo "KTAP version 1"
 echo "1..$nr_tests"
@@ -579,6 +579,21 @@ for sig in time int; do
 	cmp -s "$tmp/rec-$sig/cpu0.raw" <(head -c 8192 "$tmp/nest/cpu0.raw") || ok=fail
 done
 result $ok "record from pipes: stops at -t and at SIGINT"
+
+# record -c CPU: that CPU's file only; -r: read() instead of splice().
+ok=ok
+for how in "" -r; do
+	rm -rf "$tmp/rec-c"
+	"$rbtrace" record -d "$fake" -o "$tmp/rec-c" -c 1 $how >"$tmp/out" 2>&1 || ok=fail
+	diag <"$tmp/out"
+	[ -e "$tmp/rec-c/cpu0.raw" ] && { echo "# record -c 1 $how wrote cpu0.raw"; ok=fail; }
+	cmp -s "$tmp/rec-c/cpu1.raw" "$tmp/overwrite/cpu1.raw" ||
+		{ echo "# record -c 1 $how: cpu1.raw differs"; ok=fail; }
+	grep -q ': cpu 1, [0-9]* pages' "$tmp/out" || ok=fail
+done
+"$rbtrace" record -d "$fake" -o "$tmp/rec-c" -c 2 >/dev/null 2>"$tmp/err"
+[ $? -eq 2 ] && grep -q 'cpu2/trace_pipe_raw' "$tmp/err" || ok=fail
+result $ok "record -c 1 (splice and -r read): that CPU only; -c 2 exits 2"
 
 # ---- mutations -----------------------------------------------------------------
 

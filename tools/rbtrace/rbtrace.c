@@ -1211,7 +1211,7 @@ static void rec_sigint(int sig)
 static void usage_record(FILE *f)
 {
 	fprintf(f,
-		"usage: %s record [-d DIR] [-o OUT] [-t SECONDS] [-s SIZE]\n"
+		"usage: %s record [-d DIR] [-o OUT] [-t SECONDS] [-s SIZE] [-c CPU] [-r]\n"
 		"  Record the pages of the rbnest module: for every CPU, splice\n"
 		"  whole pages from DIR/per_cpu/cpuN/trace_pipe_raw into\n"
 		"  OUT/cpuN.raw, and copy the format files into OUT, until the\n"
@@ -1220,6 +1220,8 @@ static void usage_record(FILE *f)
 		"  -o OUT      the recording directory (" REC_DEFAULT_OUT ")\n"
 		"  -t SECONDS  stop after this time\n"
 		"  -s SIZE     stop after this many bytes (suffix K, M, G)\n"
+		"  -c CPU      record this CPU only (OUT/cpuCPU.raw)\n"
+		"  -r, --read  read() whole pages instead of splicing them\n"
 		"  -h, --help  this text\n"
 		"A progress line (pages, bytes, events lost) is shown on stderr\n"
 		"when it is a terminal.\n",
@@ -1397,10 +1399,13 @@ static int cmd_record(int argc, char **argv)
 {
 	static const struct option opts[] = {
 		{ "help", no_argument, NULL, 'h' },
+		{ "read", no_argument, NULL, 'r' },
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *dir = REC_DEFAULT_DIR, *out = REC_DEFAULT_OUT;
 	unsigned long long max_bytes = 0, total, lost;
+	bool use_read = false;
+	long only_cpu = -1;
 	double seconds = 0, start, last_show = 0;
 	struct rec_cpu *cpus;
 	struct pollfd *pfd;
@@ -1412,11 +1417,24 @@ static int cmd_record(int argc, char **argv)
 	size_t size;
 	char *end, *text;
 
-	while ((opt = getopt_long(argc, argv, "hd:o:t:s:", opts, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, "hd:o:t:s:c:r", opts, NULL)) != -1) {
 		switch (opt) {
 		case 'h':
 			usage_record(stdout);
 			return RBT_EXIT_OK;
+		case 'r':
+			use_read = true;
+			break;
+		case 'c':
+			errno = 0;
+			only_cpu = strtol(optarg, &end, 10);
+			if (errno || *end || end == optarg || only_cpu < 0 ||
+			    only_cpu >= MAX_CPUS) {
+				fprintf(stderr, "%s record: bad CPU '%s'\n",
+					prog, optarg);
+				return RBT_EXIT_INPUT;
+			}
+			break;
 		case 'd':
 			dir = optarg;
 			break;
@@ -1465,6 +1483,9 @@ static int cmd_record(int argc, char **argv)
 	if (!nr)
 		die_input("%s/per_cpu/cpu0/trace_pipe_raw: %s", dir,
 			  strerror(errno));
+	if (only_cpu >= nr)
+		die_input("%s/per_cpu/cpu%ld/trace_pipe_raw: %s", dir,
+			  only_cpu, strerror(ENOENT));
 
 	make_dir(out);
 	copy_formats(dir, out);
@@ -1474,6 +1495,12 @@ static int cmd_record(int argc, char **argv)
 	for (cpu = 0; cpu < nr; cpu++) {
 		struct rec_cpu *c = &cpus[cpu];
 
+		c->no_splice = use_read;
+		if (only_cpu >= 0 && cpu != only_cpu) {
+			c->in = c->out = c->pipe[0] = c->pipe[1] = -1;
+			c->done = true;
+			continue;
+		}
 		snprintf(path, sizeof(path), "%s/per_cpu/cpu%d/trace_pipe_raw",
 			 dir, cpu);
 		c->in = open(path, O_RDONLY | O_NONBLOCK);
@@ -1499,11 +1526,26 @@ static int cmd_record(int argc, char **argv)
 		total = 0;
 		lost = 0;
 		active = 0;
+		/*
+		 * A non-blocking read() hands out whatever a CPU has, a few
+		 * events at a time: read only what poll() says is ready (the
+		 * buffer_percent watermark, or the end of the data).
+		 */
+		if (use_read) {
+			for (cpu = 0; cpu < nr; cpu++) {
+				pfd[cpu].fd = cpus[cpu].done ? -1 : cpus[cpu].in;
+				pfd[cpu].events = POLLIN;
+				pfd[cpu].revents = 0;
+			}
+			poll(pfd, nr, 100);
+		}
 		for (cpu = 0; cpu < nr; cpu++) {
 			struct rec_cpu *c = &cpus[cpu];
 			unsigned long long from = c->bytes;
 			ssize_t n;
 
+			if (use_read && !pfd[cpu].revents)
+				goto next;
 			if (!c->done && !rec_stop) {
 				n = rec_move(c, cpu, subbuf, false);
 				if (n > 0) {
@@ -1518,6 +1560,7 @@ static int cmd_record(int argc, char **argv)
 						  dir, cpu, strerror(errno));
 				}
 			}
+next:
 			total += c->bytes;
 			lost += c->lost;
 			active += !c->done;
@@ -1533,7 +1576,7 @@ static int cmd_record(int argc, char **argv)
 			drain = true;
 			break;
 		}
-		if (!moved) {
+		if (!moved && !use_read) {
 			for (cpu = 0; cpu < nr; cpu++) {
 				pfd[cpu].fd = cpus[cpu].done ? -1 : cpus[cpu].in;
 				pfd[cpu].events = POLLIN;
@@ -1559,6 +1602,8 @@ static int cmd_record(int argc, char **argv)
 		}
 		total += c->bytes;
 		lost += c->lost;
+		if (c->in < 0)
+			continue;
 		close(c->in);
 		close(c->pipe[0]);
 		close(c->pipe[1]);
@@ -1567,8 +1612,12 @@ static int cmd_record(int argc, char **argv)
 	}
 	if (tty)
 		fprintf(stderr, "\n");
-	printf("%s: %d CPUs, %llu pages, %llu bytes, %llu events lost\n", out,
-	       nr, total / subbuf, total, lost);
+	if (only_cpu >= 0)
+		printf("%s: cpu %ld, %llu pages, %llu bytes, %llu events lost\n",
+		       out, only_cpu, total / subbuf, total, lost);
+	else
+		printf("%s: %d CPUs, %llu pages, %llu bytes, %llu events lost\n",
+		       out, nr, total / subbuf, total, lost);
 	free(cpus);
 	free(pfd);
 	return RBT_EXIT_OK;
