@@ -15,13 +15,15 @@
 # length past the commit, a broken format file, a missing CPU file) must
 # exit 2 with the file named; randomly mutated pages must never crash it.
 # "rbtrace report" must print one line per event. "rbtrace record" is run
-# on a module directory made of files and of FIFOs. Output is KTAP.
+# on a module directory made of files and of FIFOs. "rbtrace stream" must
+# find on a module directory made of a recording's files what check finds
+# in the recording, and the same violations. Output is KTAP.
 
 set -uo pipefail
 
 rbtrace=${1:-}
 rbgen=${2:-}
-nr_tests=28
+nr_tests=34
 
 echo "KTAP version 1"
 echo "1..$nr_tests"
@@ -595,6 +597,89 @@ done
 [ $? -eq 2 ] && grep -q 'cpu2/trace_pipe_raw' "$tmp/err" || ok=fail
 result $ok "record -c 1 (splice and -r read): that CPU only; -c 2 exits 2"
 
+# ---- stream ------------------------------------------------------------------
+
+# fake_dir REC DIR: a module directory whose trace_pipe_raw files are the
+# recording's cpuN.raw
+fake_dir() {
+	rm -rf "$2"
+	for f in "$1"/cpu*.raw; do
+		c=${f##*/cpu}
+		c=${c%.raw}
+		mkdir -p "$2/per_cpu/cpu$c"
+		cp "$f" "$2/per_cpu/cpu$c/trace_pipe_raw"
+	done
+	cp -r "$1/events" "$1/header_page" "$1/header_event" "$2/"
+}
+
+# the per-CPU table columns both commands print: events zero abs extend
+# padding missed seq-gaps
+table_of() {
+	awk '$1 ~ /^[0-9]+$/ && NF >= 10 { print $1, $3, $4, $5, $6, $7, $8, $9, $10 }' "$1"
+}
+
+# Every recording of the core: stream finds what check finds, page by page
+# without keeping them.
+ok=ok
+for mode in nest nest59 clockback overwrite signals; do
+	fake_dir "$tmp/$mode" "$tmp/sd"
+	"$rbtrace" stream -q -d "$tmp/sd" >"$tmp/stream.$mode" 2>&1
+	rc=$?
+	if [ $rc -ne 0 ] || ! grep -q ': OK$' "$tmp/stream.$mode"; then
+		diag <"$tmp/stream.$mode"
+		ok=fail
+	fi
+	if ! diff <(table_of "$tmp/check.$mode") <(table_of "$tmp/stream.$mode") \
+		>"$tmp/diff"; then
+		echo "# stream $mode: its table differs from check's:"
+		diag <"$tmp/diff"
+		ok=fail
+	fi
+	echo "# stream $mode: $(grep '^events:' "$tmp/stream.$mode"), as check"
+done
+diag <"$tmp/stream.signals"
+result $ok "stream: every recording of the core passes, with check's counts"
+
+# expect_stream NAME REC PATTERN: stream exits 1 with PATTERN
+expect_stream() {
+	fake_dir "$2" "$tmp/sd"
+	"$rbtrace" stream -q -d "$tmp/sd" >"$tmp/out" 2>&1
+	rc=$?
+	grep VIOLATION "$tmp/out" | head -n 3 | diag
+	if [ $rc -eq 1 ] && grep -q "$3" "$tmp/out"; then
+		result ok "$1"
+	else
+		echo "# exit $rc, wanted 1 and '$3'"
+		result fail "$1"
+	fi
+}
+
+copy nest
+read -r pg off < <(corrupt backwards "$tmp/bad/cpu0.raw")
+expect_stream "stream: time moved backwards" "$tmp/bad" \
+	"cpu0/trace_pipe_raw: cpu 0 page $pg offset $off: time went backwards"
+
+copy nest
+read -r pg off < <(corrupt cut "$tmp/bad/cpu1.raw")
+expect_stream "stream: event removed without a missed count" "$tmp/bad" \
+	"cpu1/trace_pipe_raw: cpu 1 page [0-9]*: 1 events missing before seq"
+
+copy clockback
+read -r pg off < <(corrupt unflag "$tmp/bad/cpu0.raw")
+expect_stream "stream: clock-back event without its flag" "$tmp/bad" \
+	"cpu0/trace_pipe_raw: cpu 0 page $pg offset $off: rebuilt time"
+
+copy overwrite
+read -r pg < <(corrupt unmiss "$tmp/bad/cpu0.raw")
+expect_stream "stream: missed count removed" "$tmp/bad" \
+	"cpu0/trace_pipe_raw: cpu 0 page $pg: [0-9]* events missing"
+
+# A page read twice: the same sequence numbers again.
+copy nest
+head -c 4096 "$tmp/nest/cpu0.raw" >>"$tmp/bad/cpu0.raw"
+expect_stream "stream: a page read twice" "$tmp/bad" \
+	"cpu0/trace_pipe_raw: cpu 0 page [0-9]* offset 0: duplicate seq 0"
+
 # ---- mutations -----------------------------------------------------------------
 
 # Random byte changes in page headers, event headers and payloads: check and
@@ -643,7 +728,7 @@ result $ok "check, report: mutated pages end with exit 0, 1 or 2"
 # ---- usage -------------------------------------------------------------------
 
 ok=ok
-for cmd in check report record; do
+for cmd in check report record stream; do
 	"$rbtrace" $cmd --help >"$tmp/out" 2>&1 || ok=fail
 	grep -q "^usage: rbtrace $cmd" "$tmp/out" || ok=fail
 	"$rbtrace" $cmd --no-such-option >"$tmp/out" 2>"$tmp/err"

@@ -734,46 +734,56 @@ static void rec_free(struct rbt_rec *r)
 /* check                                                              */
 /* ------------------------------------------------------------------ */
 
+/*
+ * The time of event @e of CPU @cpu, @p the event before it on the CPU (NULL
+ * for the first): never before @p, and the writer's own clock value unless
+ * the event says why not (zero delta, clock back).
+ */
+static void check_event_time(struct rbt_rec *r, int cpu,
+			     const struct rbt_event *e,
+			     const struct rbt_event *p)
+{
+	struct rbt_cpu *c = &r->cpu[cpu];
+
+	if (p && e->ts < p->ts)
+		violation(r, "%s: cpu %d page %u offset %u: time went backwards: %llu after %llu (page %u offset %u)",
+			  c->path, cpu, e->page, e->off, e->ts, p->ts,
+			  p->page, p->off);
+	if (e->flags & EV_CLOCK_BACK)
+		c->nr_clock_back++;
+	if (e->flags & EV_ZERO_DELTA) {
+		c->nr_zero++;
+		if (p && e->ts != p->ts)
+			violation(r, "%s: cpu %d page %u offset %u: zero-delta event at %llu, the event before it at %llu",
+				  c->path, cpu, e->page, e->off, e->ts,
+				  p->ts);
+	} else if (e->flags & EV_CLOCK_BACK) {
+		/*
+		 * Its clock read behind a time the CPU had taken: it
+		 * is stored at that time, after its own clock value
+		 * and never a 59-bit carry away from it.
+		 */
+		if (e->ts < e->fts || e->ts - e->fts > TS59 / 2)
+			violation(r, "%s: cpu %d page %u offset %u: clock-back event at %llu, its writer's clock %llu (seq %llu)",
+				  c->path, cpu, e->page, e->off, e->ts,
+				  e->fts, e->seq);
+	} else if (e->ts != e->fts) {
+		violation(r, "%s: cpu %d page %u offset %u: rebuilt time %llu, the writer's %llu (seq %llu)",
+			  c->path, cpu, e->page, e->off, e->ts, e->fts,
+			  e->seq);
+	}
+	if (e->cpu_field != (unsigned int)cpu)
+		violation(r, "%s: cpu %d page %u offset %u: event says cpu %u",
+			  c->path, cpu, e->page, e->off, e->cpu_field);
+}
+
 static void check_times(struct rbt_rec *r, int cpu)
 {
 	struct rbt_cpu *c = &r->cpu[cpu];
 	unsigned long i;
 
-	for (i = 0; i < c->nr_ev; i++) {
-		struct rbt_event *e = &c->ev[i];
-		struct rbt_event *p = i ? &c->ev[i - 1] : NULL;
-
-		if (p && e->ts < p->ts)
-			violation(r, "%s: cpu %d page %u offset %u: time went backwards: %llu after %llu (page %u offset %u)",
-				  c->path, cpu, e->page, e->off, e->ts, p->ts,
-				  p->page, p->off);
-		if (e->flags & EV_CLOCK_BACK)
-			c->nr_clock_back++;
-		if (e->flags & EV_ZERO_DELTA) {
-			c->nr_zero++;
-			if (p && e->ts != p->ts)
-				violation(r, "%s: cpu %d page %u offset %u: zero-delta event at %llu, the event before it at %llu",
-					  c->path, cpu, e->page, e->off, e->ts,
-					  p->ts);
-		} else if (e->flags & EV_CLOCK_BACK) {
-			/*
-			 * Its clock read behind a time the CPU had taken: it
-			 * is stored at that time, after its own clock value
-			 * and never a 59-bit carry away from it.
-			 */
-			if (e->ts < e->fts || e->ts - e->fts > TS59 / 2)
-				violation(r, "%s: cpu %d page %u offset %u: clock-back event at %llu, its writer's clock %llu (seq %llu)",
-					  c->path, cpu, e->page, e->off, e->ts,
-					  e->fts, e->seq);
-		} else if (e->ts != e->fts) {
-			violation(r, "%s: cpu %d page %u offset %u: rebuilt time %llu, the writer's %llu (seq %llu)",
-				  c->path, cpu, e->page, e->off, e->ts, e->fts,
-				  e->seq);
-		}
-		if (e->cpu_field != (unsigned int)cpu)
-			violation(r, "%s: cpu %d page %u offset %u: event says cpu %u",
-				  c->path, cpu, e->page, e->off, e->cpu_field);
-	}
+	for (i = 0; i < c->nr_ev; i++)
+		check_event_time(r, cpu, &c->ev[i], i ? &c->ev[i - 1] : NULL);
 }
 
 static const struct rbt_event *sort_base;
@@ -927,34 +937,58 @@ static void usage_check(FILE *f)
 		prog);
 }
 
+/* Events by context and nesting depth. */
+struct ctx_depth {
+	unsigned long n[NR_CTX][MAX_DEPTH + 1];
+	int max_d;
+};
+
+static void count_ctx_depth(struct rbt_rec *r, int cpu,
+			    const struct rbt_event *e, struct ctx_depth *cd)
+{
+	if (e->ctx >= NR_CTX || e->depth < 1 || e->depth > MAX_DEPTH) {
+		violation(r, "%s: cpu %d page %u offset %u: context %u depth %u out of range",
+			  r->cpu[cpu].path, cpu, e->page, e->off, e->ctx,
+			  e->depth);
+		return;
+	}
+	cd->n[e->ctx][e->depth]++;
+	if (e->depth > cd->max_d)
+		cd->max_d = e->depth;
+}
+
+static void print_ctx_depth(const struct ctx_depth *cd)
+{
+	int i, d, max_d = cd->max_d > 1 ? cd->max_d : 1;
+
+	printf("%-8s", "depth");
+	for (d = 1; d <= max_d; d++)
+		printf(" %9d", d);
+	printf("\n");
+	for (i = 0; i < NR_CTX; i++) {
+		printf("%-8s", ctx_names[i]);
+		for (d = 1; d <= max_d; d++)
+			printf(" %9lu", cd->n[i][d]);
+		printf("\n");
+	}
+}
+
 /* The checks of "rbtrace check" on a loaded recording; its exit status. */
 static int check_rec(struct rbt_rec *r)
 {
-	unsigned long ctxd[NR_CTX][MAX_DEPTH + 1];
+	struct ctx_depth cd;
 	unsigned long total = 0, nr_merged, switches = 0;
 	unsigned long long *order;
-	int cpu, i, d, max_d = 1;
+	int cpu;
 
-	memset(ctxd, 0, sizeof(ctxd));
+	memset(&cd, 0, sizeof(cd));
 	for (cpu = 0; cpu < r->nr_cpus; cpu++) {
 		struct rbt_cpu *c = &r->cpu[cpu];
 
 		check_times(r, cpu);
 		check_seq(r, cpu);
-		for (unsigned long k = 0; k < c->nr_ev; k++) {
-			struct rbt_event *e = &c->ev[k];
-
-			if (e->ctx >= NR_CTX || e->depth < 1 ||
-			    e->depth > MAX_DEPTH) {
-				violation(r, "%s: cpu %d page %u offset %u: context %u depth %u out of range",
-					  c->path, cpu, e->page, e->off,
-					  e->ctx, e->depth);
-				continue;
-			}
-			ctxd[e->ctx][e->depth]++;
-			if (e->depth > max_d)
-				max_d = e->depth;
-		}
+		for (unsigned long k = 0; k < c->nr_ev; k++)
+			count_ctx_depth(r, cpu, &c->ev[k], &cd);
 		total += c->nr_ev;
 	}
 	order = merge(r, -1, &nr_merged);
@@ -986,16 +1020,7 @@ static int check_rec(struct rbt_rec *r)
 			       c->nr_extend, c->nr_pad, missed, c->gap_sum,
 			       c->gap_max);
 		}
-		printf("%-8s", "depth");
-		for (d = 1; d <= max_d; d++)
-			printf(" %9d", d);
-		printf("\n");
-		for (i = 0; i < NR_CTX; i++) {
-			printf("%-8s", ctx_names[i]);
-			for (d = 1; d <= max_d; d++)
-				printf(" %9lu", ctxd[i][d]);
-			printf("\n");
-		}
+		print_ctx_depth(&cd);
 		printf("merged: %lu events, %lu CPU switches\n", nr_merged,
 		       switches);
 	}
@@ -1624,6 +1649,458 @@ next:
 }
 
 /* ------------------------------------------------------------------ */
+/* stream                                                             */
+/* ------------------------------------------------------------------ */
+
+/*
+ * Sequence numbers a stream check keeps open: a nested writer takes its
+ * number before the writer it interrupted, and the two events may lie a
+ * page apart, so numbers arrive out of order by a few. A number still
+ * missing SEQ_WIN numbers later is missing for good. The pages of the
+ * last SEQ_WIN numbers keep what check_seq() needs of them.
+ */
+#define SEQ_WIN		65536ULL
+
+struct stream_cpu {
+	int in;
+	int pipe[2];
+	bool done;
+	bool started;
+	unsigned long long pages;
+	unsigned long long events;
+	unsigned long long base;	/* every seq below: seen or missing */
+	unsigned long long hi;		/* highest seq seen, plus one */
+	unsigned long long run;		/* missing ones just below base */
+	unsigned long long sum, extra;	/* as in check_seq() */
+	unsigned char seen[SEQ_WIN / 8];
+	unsigned int page_of[SEQ_WIN];	/* page of each seq seen */
+	unsigned long long cum[SEQ_WIN]; /* stored counts up to each page */
+	unsigned char unknown[SEQ_WIN];	/* the page lost an uncounted number */
+	struct rbt_event last;
+	bool have_last;
+	unsigned long long paths[8];	/* events by RBN_EV_* bit */
+};
+
+static bool seq_seen(struct stream_cpu *s, unsigned long long seq)
+{
+	return s->seen[(seq % SEQ_WIN) / 8] & (1U << (seq % 8));
+}
+
+static void seq_mark(struct stream_cpu *s, unsigned long long seq, bool on)
+{
+	if (on)
+		s->seen[(seq % SEQ_WIN) / 8] |= 1U << (seq % 8);
+	else
+		s->seen[(seq % SEQ_WIN) / 8] &= ~(1U << (seq % 8));
+}
+
+/*
+ * @gap numbers missing right before a number seen on page @pno: charged
+ * to that page as check_seq() charges them, against the stored counts up
+ * to the page after it.
+ */
+static void seq_charge(struct rbt_rec *r, int cpu, struct stream_cpu *s,
+		       unsigned long long gap, unsigned long long seq,
+		       unsigned int pno)
+{
+	struct rbt_cpu *c = &r->cpu[cpu];
+	unsigned long long last, cum;
+
+	c->gap_sum += gap;
+	if (gap > c->gap_max)
+		c->gap_max = gap;
+	last = pno + 1 < s->pages ? pno + 1 : pno;
+	if (s->pages - pno > SEQ_WIN) {
+		/* the page's counts have left the ring */
+		c->gap_unverified += gap;
+		return;
+	}
+	if (s->unknown[pno % SEQ_WIN] || s->unknown[last % SEQ_WIN])
+		return;
+	cum = s->cum[last % SEQ_WIN];
+	s->sum += gap;
+	if (s->sum <= cum + s->extra)
+		return;
+	if (pno + 1 >= s->pages) {
+		/* their count would be on a page not read yet */
+		c->gap_unverified += gap;
+	} else {
+		violation(r, "%s: cpu %d page %u: %llu events missing before seq %llu, not accounted for by missed-events counts (%llu missing, %llu counted)",
+			  c->path, cpu, pno, gap, seq, s->sum, cum);
+	}
+	/* report each unaccounted gap once */
+	s->extra = s->sum - cum;
+}
+
+/* Move the window's base up by one number, seen or missing. */
+static void seq_advance(struct rbt_rec *r, int cpu, struct stream_cpu *s)
+{
+	unsigned long long seq = s->base;
+
+	if (seq_seen(s, seq)) {
+		if (s->run)
+			seq_charge(r, cpu, s, s->run, seq,
+				   s->page_of[seq % SEQ_WIN]);
+		s->run = 0;
+		seq_mark(s, seq, false);
+	} else {
+		s->run++;
+	}
+	s->base++;
+}
+
+/* A number seen: in the window, not seen before. */
+static void seq_event(struct rbt_rec *r, int cpu, struct stream_cpu *s,
+		      const struct rbt_event *e)
+{
+	struct rbt_cpu *c = &r->cpu[cpu];
+
+	if (e->seq < s->base) {
+		violation(r, "%s: cpu %d page %u offset %u: seq %llu read twice, or %llu numbers out of order",
+			  c->path, cpu, e->page, e->off, e->seq, SEQ_WIN);
+		return;
+	}
+	if (e->seq >= s->base + SEQ_WIN) {
+		/* numbers lost at once: the window, then the rest */
+		unsigned long long to = e->seq - SEQ_WIN + 1;
+
+		while (s->base < to && s->base < s->hi)
+			seq_advance(r, cpu, s);
+		if (s->base < to) {
+			s->run += to - s->base;
+			s->base = to;
+		}
+	}
+	if (seq_seen(s, e->seq))
+		violation(r, "%s: cpu %d page %u offset %u: duplicate seq %llu",
+			  c->path, cpu, e->page, e->off, e->seq);
+	seq_mark(s, e->seq, true);
+	s->page_of[e->seq % SEQ_WIN] = e->page;
+	if (e->seq + 1 > s->hi)
+		s->hi = e->seq + 1;
+}
+
+/* Check the events of one page, just decoded into r->cpu[cpu].ev. */
+static void stream_events(struct rbt_rec *r, int cpu, struct stream_cpu *s,
+			  struct ctx_depth *cd)
+{
+	struct rbt_cpu *c = &r->cpu[cpu];
+	unsigned long i;
+	int b;
+
+	for (i = 0; i < c->nr_ev; i++) {
+		struct rbt_event *e = &c->ev[i];
+
+		check_event_time(r, cpu, e, s->have_last ? &s->last : NULL);
+		count_ctx_depth(r, cpu, e, cd);
+		for (b = 0; b < 8; b++)
+			if (e->flags & (1U << b))
+				s->paths[b]++;
+		seq_event(r, cpu, s, e);
+		s->last = *e;
+		s->have_last = true;
+		s->events++;
+	}
+	/* numbers SEQ_WIN below the highest are final */
+	while (s->hi > SEQ_WIN && s->base < s->hi - SEQ_WIN)
+		seq_advance(r, cpu, s);
+}
+
+/* Check one sub-buffer image of CPU @cpu, then forget its events. */
+static void stream_page(struct rbt_rec *r, int cpu, struct stream_cpu *s,
+			unsigned char *pg, struct walk *w,
+			struct ctx_depth *cd)
+{
+	struct rbt_cpu *c = &r->cpu[cpu];
+	unsigned int pno = s->pages > UINT_MAX ? UINT_MAX : s->pages;
+
+	c->nr_ev = 0;
+	walk_page(r, c, pno, pg, w);
+	s->unknown[pno % SEQ_WIN] = w->missed && !w->stored;
+	if (w->missed) {
+		c->missed_pages++;
+		if (w->stored)
+			c->missed_sum += w->missed_count;
+		else
+			c->missed_unknown++;
+	}
+	s->cum[pno % SEQ_WIN] = c->missed_sum;
+	decode_page(r, cpu, pno, pg, w, false);
+	s->pages++;
+	if (!s->started && c->nr_ev) {
+		unsigned long i;
+
+		/*
+		 * Numbers before the first page's count only when it says
+		 * events were lost before it (as check_seq()).
+		 */
+		s->started = true;
+		s->base = w->missed ? 0 : c->ev[0].seq;
+		for (i = 1; i < c->nr_ev && !w->missed; i++)
+			if (c->ev[i].seq < s->base)
+				s->base = c->ev[i].seq;
+		s->hi = s->base;
+	}
+	stream_events(r, cpu, s, cd);
+}
+
+/*
+ * One sub-buffer of @cpu into @pg: spliced (the page leaves the ring) and
+ * read back from the pipe, or read() when @drain (partly written pages
+ * too). Returns its size, 0 at the end of the data, -1 with errno.
+ */
+static ssize_t stream_read(struct stream_cpu *s, unsigned char *pg,
+			   unsigned int subbuf, bool drain)
+{
+	ssize_t n, got;
+
+	if (drain)
+		return read(s->in, pg, subbuf);
+	n = splice(s->in, NULL, s->pipe[1], NULL, subbuf,
+		   SPLICE_F_MOVE | SPLICE_F_NONBLOCK);
+	if (n <= 0)
+		return n;
+	for (got = 0; got < n;) {
+		ssize_t k = read(s->pipe[0], pg + got, n - got);
+
+		if (k <= 0)
+			die_input("pipe: %s", k ? strerror(errno) : "no data");
+		got += k;
+	}
+	return n;
+}
+
+static void usage_stream(FILE *f)
+{
+	fprintf(f,
+		"usage: %s stream [-d DIR] [-i SECONDS] [-q]\n"
+		"  Check the pages of the rbnest module as they come, without\n"
+		"  keeping them: splice every CPU's DIR/per_cpu/cpuN/trace_pipe_raw\n"
+		"  and check each page as \"check\" does (bounds, every event's\n"
+		"  time against the one before it and its writer's clock,\n"
+		"  sequence numbers read once, every missing one covered by\n"
+		"  missed-events counts; a number may arrive %llu late), until\n"
+		"  every CPU's data ends (tracing_on=0) or SIGINT. Then the\n"
+		"  summary of \"check\", and the events by time-stamp path.\n"
+		"  -d DIR       the module's directory (" REC_DEFAULT_DIR ")\n"
+		"  -i SECONDS   print a progress line this often (default 10)\n"
+		"  -q, --quiet  no progress lines\n"
+		"  -h, --help   this text\n"
+		"Exit status: 0 all checks passed, 1 violation, 2 bad input.\n",
+		prog, SEQ_WIN);
+}
+
+static int cmd_stream(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "help", no_argument, NULL, 'h' },
+		{ "quiet", no_argument, NULL, 'q' },
+		{ NULL, 0, NULL, 0 },
+	};
+	static const char *const path_names[8] = {
+		"fast", "abs", "slow", "zero", "extend", "start",
+		"clock_back", "0x80",
+	};
+	unsigned long long total, pages;
+	double interval = 10, start, last_show;
+	struct rbt_rec r = { 0 };
+	struct stream_cpu *sc;
+	struct ctx_depth cd;
+	struct sigaction sa;
+	struct walk w = { 0 };
+	struct pollfd *pfd;
+	unsigned char *pg;
+	char path[PATH_MAX], *end;
+	bool drain = false, progress = true;
+	int opt, cpu, active, nr, b;
+
+	r.dir = REC_DEFAULT_DIR;
+	while ((opt = getopt_long(argc, argv, "hqd:i:", opts, NULL)) != -1) {
+		switch (opt) {
+		case 'h':
+			usage_stream(stdout);
+			return RBT_EXIT_OK;
+		case 'q':
+			progress = false;
+			break;
+		case 'd':
+			r.dir = optarg;
+			break;
+		case 'i':
+			errno = 0;
+			interval = strtod(optarg, &end);
+			if (errno || *end || interval <= 0) {
+				fprintf(stderr, "%s stream: bad interval '%s'\n",
+					prog, optarg);
+				return RBT_EXIT_INPUT;
+			}
+			break;
+		default:
+			usage_stream(stderr);
+			return RBT_EXIT_INPUT;
+		}
+	}
+	if (optind != argc) {
+		usage_stream(stderr);
+		return RBT_EXIT_INPUT;
+	}
+
+	/* the module's directory has the format files of a recording */
+	load_formats(&r);
+	for (nr = 0; nr < MAX_CPUS; nr++) {
+		struct stat st;
+
+		snprintf(path, sizeof(path), "%s/per_cpu/cpu%d/trace_pipe_raw",
+			 r.dir, nr);
+		if (stat(path, &st))
+			break;
+	}
+	if (!nr)
+		die_input("%s/per_cpu/cpu0/trace_pipe_raw: %s", r.dir,
+			  strerror(errno));
+	r.nr_cpus = nr;
+	r.cpu = xrealloc(NULL, nr * sizeof(*r.cpu));
+	memset(r.cpu, 0, nr * sizeof(*r.cpu));
+	sc = xrealloc(NULL, nr * sizeof(*sc));
+	memset(sc, 0, nr * sizeof(*sc));
+	pfd = xrealloc(NULL, nr * sizeof(*pfd));
+	pg = xrealloc(NULL, r.subbuf);
+	memset(&cd, 0, sizeof(cd));
+	for (cpu = 0; cpu < nr; cpu++) {
+		struct stream_cpu *s = &sc[cpu];
+
+		snprintf(r.cpu[cpu].path, sizeof(r.cpu[cpu].path),
+			 "%s/per_cpu/cpu%d/trace_pipe_raw", r.dir, cpu);
+		r.cpu[cpu].present = true;
+		s->in = open(r.cpu[cpu].path, O_RDONLY | O_NONBLOCK);
+		if (s->in < 0)
+			die_input("%s: %s", r.cpu[cpu].path, strerror(errno));
+		if (pipe(s->pipe))
+			die_input("pipe: %s", strerror(errno));
+	}
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = rec_sigint;
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	setvbuf(stdout, NULL, _IOLBF, 0);
+
+	start = now_s();
+	last_show = start;
+	for (;;) {
+		bool moved = false;
+
+		active = 0;
+		for (cpu = 0; cpu < nr && !rec_stop; cpu++) {
+			struct stream_cpu *s = &sc[cpu];
+			ssize_t n;
+
+			if (s->done)
+				continue;
+			n = stream_read(s, pg, r.subbuf, drain);
+			if (n == (ssize_t)r.subbuf) {
+				stream_page(&r, cpu, s, pg, &w, &cd);
+				moved = true;
+			} else if (n > 0) {
+				die_input("%s: %zd bytes, not a sub-buffer",
+					  r.cpu[cpu].path, n);
+			} else if (!n) {
+				s->done = true;
+			} else if (errno != EAGAIN && errno != EINTR) {
+				die_input("%s: %s", r.cpu[cpu].path,
+					  strerror(errno));
+			} else if (drain) {
+				s->done = true;
+			}
+			active += !s->done;
+		}
+		if (progress && now_s() - last_show >= interval) {
+			last_show = now_s();
+			total = 0;
+			for (cpu = 0; cpu < nr; cpu++)
+				total += sc[cpu].events;
+			printf("progress: %.0f s, %llu events checked, %lu violations\n",
+			       last_show - start, total, r.violations);
+		}
+		if (rec_stop && !drain) {
+			/* what is left, partly written pages too */
+			drain = true;
+			rec_stop = 0;
+			continue;
+		}
+		if (!active || rec_stop)
+			break;
+		if (!moved && !drain) {
+			for (cpu = 0; cpu < nr; cpu++) {
+				pfd[cpu].fd = sc[cpu].done ? -1 : sc[cpu].in;
+				pfd[cpu].events = POLLIN;
+			}
+			poll(pfd, nr, 100);
+		}
+	}
+
+	/* the numbers still open: whatever was not seen is missing */
+	total = 0;
+	pages = 0;
+	for (cpu = 0; cpu < nr; cpu++) {
+		while (sc[cpu].base < sc[cpu].hi)
+			seq_advance(&r, cpu, &sc[cpu]);
+		pages += sc[cpu].pages;
+	}
+	printf("%-4s %9s %11s %8s %8s %8s %8s %11s %9s %7s\n", "cpu",
+	       "pages", "events", "zero", "abs", "extend", "padding",
+	       "missed", "seq-gaps", "max-gap");
+	for (cpu = 0; cpu < nr; cpu++) {
+		struct rbt_cpu *c = &r.cpu[cpu];
+		unsigned long long ev = sc[cpu].events;
+		char missed[32];
+
+		snprintf(missed, sizeof(missed), "%llu%s", c->missed_sum,
+			 c->missed_unknown ? "+?" : "");
+		printf("%-4d %9llu %11llu %8lu %8lu %8lu %8lu %11s %9llu %7llu\n",
+		       cpu, sc[cpu].pages, ev, c->nr_zero, c->nr_abs,
+		       c->nr_extend, c->nr_pad, missed, c->gap_sum,
+		       c->gap_max);
+		total += ev;
+	}
+	print_ctx_depth(&cd);
+	printf("%-10s", "paths");
+	for (b = 0; b < 7; b++)
+		printf(" %10s", path_names[b]);
+	printf("\n");
+	for (cpu = 0; cpu < nr; cpu++) {
+		printf("cpu%-7d", cpu);
+		for (b = 0; b < 7; b++)
+			printf(" %10llu", sc[cpu].paths[b]);
+		printf("\n");
+	}
+	printf("pages: %llu\n", pages);
+	printf("events: %llu\n", total);
+	for (cpu = 0; cpu < nr; cpu++)
+		if (r.cpu[cpu].gap_unverified)
+			printf("cpu %d: %llu missing events on the last page not verifiable\n",
+			       cpu, r.cpu[cpu].gap_unverified);
+	for (cpu = 0; cpu < nr; cpu++) {
+		close(sc[cpu].in);
+		close(sc[cpu].pipe[0]);
+		close(sc[cpu].pipe[1]);
+	}
+	free(w.ev);
+	free(pg);
+	free(pfd);
+	free(sc);
+	if (r.violations) {
+		if (r.violations > MAX_SHOWN)
+			printf("... %lu more\n", r.violations - MAX_SHOWN);
+		printf("%s: FAILED: %lu violations\n", r.dir, r.violations);
+	} else {
+		printf("%s: OK\n", r.dir);
+	}
+	rec_free(&r);
+	return r.violations ? RBT_EXIT_VIOLATION : RBT_EXIT_OK;
+}
+
+/* ------------------------------------------------------------------ */
 /* export                                                             */
 /* ------------------------------------------------------------------ */
 
@@ -1690,6 +2167,7 @@ static void usage(FILE *f)
 		"usage: %s COMMAND [OPTIONS] ...\n"
 		"  record   record the pages of the rbnest module\n"
 		"  check    verify the invariants of a recording\n"
+		"  stream   check the module's pages as they come\n"
 		"  report   print the events of a recording\n"
 		"  export   write a trace-cmd data file\n"
 		"'%s COMMAND --help' describes a command.\n",
@@ -1716,6 +2194,8 @@ int main(int argc, char **argv)
 	argv++;
 	if (!strcmp(cmd, "check"))
 		return cmd_check(argc, argv);
+	if (!strcmp(cmd, "stream"))
+		return cmd_stream(argc, argv);
 	if (!strcmp(cmd, "report"))
 		return cmd_report(argc, argv);
 	if (!strcmp(cmd, "record"))
