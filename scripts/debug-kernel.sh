@@ -26,6 +26,8 @@
 #                    DEBUG_OBJECTS, DEBUG_LIST, the lockup and hung-task
 #                    detectors, and fault injection (failslab,
 #                    fail_page_alloc) with its debugfs
+#   6.1-kcsan        Debian's linux-source-6.1, PREEMPT, with KCSAN (the
+#                    module is instrumented too)
 #   6.12-rt-debug    Debian's linux-source-6.12 with PREEMPT_RT,
 #                    PROVE_LOCKING, PROVE_RAW_LOCK_NESTING,
 #                    DEBUG_ATOMIC_SLEEP, DEBUG_OBJECTS and the lockup
@@ -55,6 +57,11 @@ kernel_def() {
 		SRC_PKG=linux-source-6.1
 		TARBALL=/usr/src/linux-source-6.1.tar.xz
 		NAME=6.1-debug
+		;;
+	6.1-kcsan | 6.1.*-kcsan)
+		SRC_PKG=linux-source-6.1
+		TARBALL=/usr/src/linux-source-6.1.tar.xz
+		NAME=6.1-kcsan
 		;;
 	6.12-rt-debug | 6.12.*-rt-debug)
 		SRC_PKG=linux-source-6.12
@@ -158,7 +165,7 @@ main() {
 	[ $# -eq 2 ] || die "usage: debug-kernel.sh abi|build|image|kdir|is-debug NAME"
 	if ! kernel_def "$2"; then
 		[ "$1" = is-debug ] && exit 1
-		die "unknown kernel '$2' (6.1-debug, 6.12-rt-debug)"
+		die "unknown kernel '$2' (6.1-debug, 6.1-kcsan, 6.12-rt-debug)"
 	fi
 	local dir=$DK_DIR/$NAME rel
 	case $1 in

@@ -7,9 +7,10 @@
 # Usage: scripts/module-matrix.sh KERNEL...
 #
 # KERNEL is what scripts/vm-kernel.sh takes (6.1, 6.1-rt, 6.12, 6.12-rt,
-# an ABI name, 6.12-rt-debug). Each build is a clean one, in
-# build/module-matrix/ABI, from a copy of the module's sources, so that
-# the warnings of every file are seen; its log is kept there (build.log).
+# an ABI name, a debug kernel of scripts/debug-kernel.sh). Each build is
+# a clean one, in build/module-matrix/ABI, from a copy of the module's
+# sources, so that the warnings of every file are seen; its log is kept
+# there (build.log).
 # A kernel whose headers cannot be had fails, it is not skipped: the
 # matrix is what tells that the module still builds everywhere.
 #

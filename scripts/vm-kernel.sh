@@ -16,9 +16,10 @@
 #   module KERNEL    build rbnest.ko for the kernel; print its path
 #
 # KERNEL is one of 6.1, 6.1-rt, 6.12, 6.12-rt, or an ABI name, or a
-# kernel that scripts/debug-kernel.sh builds (6.1-debug, 6.12-rt-debug): its build
-# tree stands for the headers, headers-pkg prints nothing, and the other
-# commands build it first when it is not built yet.
+# kernel that scripts/debug-kernel.sh builds (6.1-debug, 6.1-kcsan,
+# 6.12-rt-debug): its build tree stands for the headers, headers-pkg
+# prints nothing, and the other commands build it first when it is not
+# built yet.
 #
 #   6.1, 6.1-rt      the kernel behind Debian's linux-image-amd64
 #                    (linux-image-rt-amd64): bookworm's own kernel
