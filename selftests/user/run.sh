@@ -23,7 +23,9 @@
 # The last line is "N passed, N failed, N skipped"; the exit status is
 # non-zero when anything failed or when no test case ran.
 #
-# Environment: RBN_TEST_TIMEOUT (seconds per program, default 1200).
+# Environment: RBN_TEST_TIMEOUT (seconds per program, default 1200). A
+# RUN_TIMEOUT=SECONDS word among a RUN's environment words is that run's
+# own limit (it is not passed on).
 
 set -uo pipefail
 
@@ -58,8 +60,13 @@ for run in "$@"; do
 		name=${words[0]#@}
 		i=1
 	fi
+	run_timeout=$timeout_s
 	while [ $i -lt ${#words[@]} ] && [[ ${words[$i]} =~ ^[A-Za-z_][A-Za-z0-9_]*= ]]; do
-		envs+=("${words[$i]}")
+		if [[ ${words[$i]} =~ ^RUN_TIMEOUT=[0-9]+$ ]]; then
+			run_timeout=${words[$i]#RUN_TIMEOUT=}
+		else
+			envs+=("${words[$i]}")
+		fi
 		i=$((i + 1))
 	done
 	cmd=("${words[@]:$i}")
@@ -94,7 +101,7 @@ for run in "$@"; do
 		missing=$prog
 		rc=127
 	else
-		timeout -k 10 "$timeout_s" env "${envs[@]}" "${cmd[@]}" 2>&1 </dev/null |
+		timeout -k 10 "$run_timeout" env "${envs[@]}" "${cmd[@]}" 2>&1 </dev/null |
 			tee "$out" | sed 's/^/    /'
 		rc=${PIPESTATUS[0]}
 	fi
@@ -110,7 +117,7 @@ for run in "$@"; do
 	if [ -n "$missing" ]; then
 		why+=("$missing is missing (not built)")
 	elif [ "$rc" -eq 124 ]; then
-		why+=("timed out after ${timeout_s}s")
+		why+=("timed out after ${run_timeout}s")
 	elif [ "$rc" -eq 127 ] && [ $results -eq 0 ]; then
 		why+=("could not be run")
 	elif [ "$rc" -gt 128 ]; then
