@@ -17,9 +17,13 @@
 # afterwards every test case of every kernel is listed as one flat KTAP
 # result line ("ok 12 6.1 test_read: ..."), with a plan.
 #
-# Environment: VM_CPUS (default 2), VM_TIMEOUT (seconds per kernel,
+# Environment: VM_JOBS (kernels run at the same time, default 1: with
+# more, each console is shown when its run is over), VM_CPUS (default 2),
+# VM_TIMEOUT (seconds per kernel,
 # default vm.sh's), VM_ARGS (more scripts/vm.sh options); RBN_QUICK,
-# RBN_TEST_TIMEOUT and RBN_KEEP are passed on to the runner in the guest.
+# RBN_TEST_TIMEOUT, RBN_KEEP and RBN_MIN_EVENTS are passed on to the
+# runner in the guest. On a debug kernel of scripts/debug-kernel.sh,
+# RBN_MIN_EVENTS is RBN_MIN_EVENTS_DEBUG (default 150000) unless set.
 
 set -eu
 
@@ -32,28 +36,35 @@ summary=()
 ktap=0
 flat=()
 
-# Run the tests on kernel $1; add its results to the totals.
-check_kernel() {
-	local k=$1 out=$ROOT/build/vm/check/$1 rc=0 line p f s
+# Boot kernel $1 and run the tests; the console goes to $2, the exit
+# status to $3.
+run_kernel() {
+	local k=$1 log=$2 rcfile=$3 out=$ROOT/build/vm/check/$1 rc=0
 	local args=(--kernel "$k" --cpus "${VM_CPUS:-2}" --out "$out")
 	[ -n "${VM_TIMEOUT:-}" ] && args+=(--timeout "$VM_TIMEOUT")
 	# shellcheck disable=SC2206 # VM_ARGS is a list of options
 	args+=(${VM_ARGS:-})
 	local knobs=(RBN_VM=1) v
-	for v in RBN_QUICK RBN_TEST_TIMEOUT RBN_KEEP; do
+	for v in RBN_QUICK RBN_TEST_TIMEOUT RBN_KEEP RBN_MIN_EVENTS; do
 		[ -n "${!v:-}" ] && knobs+=("$v=${!v}")
 	done
-	rm -rf "$out"
-	echo "# ==== kernel $k"
-	# The runner's knobs reach the guest through env(1) in the command.
-	if [ $ktap = 1 ]; then
-		bash "$ROOT/scripts/vm.sh" "${args[@]}" -- env "${knobs[@]}" \
-			sh "$RUNNER" 2>&1 | sed 's/^/    /'
-		rc=${PIPESTATUS[0]}
-	else
-		bash "$ROOT/scripts/vm.sh" "${args[@]}" -- env "${knobs[@]}" \
-			sh "$RUNNER" || rc=$?
+	# KASAN, lockdep and KCSAN slow every write down several times:
+	# test_nesting's event count is for a production kernel.
+	if [ -z "${RBN_MIN_EVENTS:-}" ] &&
+	   bash "$ROOT/scripts/debug-kernel.sh" is-debug "$k"; then
+		knobs+=("RBN_MIN_EVENTS=${RBN_MIN_EVENTS_DEBUG:-150000}")
 	fi
+	rm -rf "$out"
+	# The runner's knobs reach the guest through env(1) in the command.
+	bash "$ROOT/scripts/vm.sh" "${args[@]}" -- env "${knobs[@]}" \
+		sh "$RUNNER" >"$log" 2>&1 || rc=$?
+	echo $rc >"$rcfile"
+}
+
+# Add the results of kernel $1 (run by run_kernel, status $2) to the
+# totals.
+collect_kernel() {
+	local k=$1 rc=$2 out=$ROOT/build/vm/check/$1 line p f s
 	line=$(tr -d '\r' <"$out/vm-console.log" 2>/dev/null |
 		grep -E "$TOTALS_RE" | tail -n 1) || true
 	if [ -z "$line" ]; then
@@ -112,6 +123,15 @@ flatten() {
 	fi
 }
 
+# The console log $1, indented when the output is KTAP.
+show() {
+	if [ $ktap = 1 ]; then
+		sed 's/^/    /' "$1"
+	else
+		cat "$1"
+	fi
+}
+
 print_flat() {
 	local i=0 line
 	echo "KTAP version 1"
@@ -136,9 +156,37 @@ main() {
 		echo "vm-check: no $RUNNER yet, nothing to run"
 		exit 0
 	fi
-	for k in "$@"; do
-		check_kernel "$k"
-	done
+	tmp=$(mktemp -d)
+	trap 'rm -rf "$tmp"' EXIT
+	if [ "${VM_JOBS:-1}" -gt 1 ]; then
+		# Each VM runs on one host thread: several kernels at once,
+		# each console shown once its run is over.
+		echo "# ==== kernels $*, ${VM_JOBS} at a time"
+		local running=0
+		for k in "$@"; do
+			if [ $running -ge "$VM_JOBS" ]; then
+				wait -n
+				running=$((running - 1))
+			fi
+			run_kernel "$k" "$tmp/$k.log" "$tmp/$k.rc" &
+			running=$((running + 1))
+		done
+		wait
+		for k in "$@"; do
+			echo "# ==== kernel $k"
+			show "$tmp/$k.log"
+			collect_kernel "$k" "$(cat "$tmp/$k.rc" 2>/dev/null || echo 1)"
+		done
+	else
+		for k in "$@"; do
+			echo "# ==== kernel $k"
+			run_kernel "$k" "$tmp/$k.log" "$tmp/$k.rc" &
+			# the console as it comes
+			tail -n +1 -f --pid=$! "$tmp/$k.log" 2>/dev/null | show /dev/stdin
+			wait
+			collect_kernel "$k" "$(cat "$tmp/$k.rc")"
+		done
+	fi
 	[ $ktap = 1 ] && print_flat
 	echo "# ==== results"
 	printf '# %s\n' "${summary[@]}"
