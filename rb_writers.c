@@ -199,8 +199,14 @@ static unsigned long rbn_src_avail;
 /* Set once unload began: the sources stay off. */
 static bool rbn_writers_dead;
 
-/* Events written, per CPU and source. */
+/*
+ * Per CPU and source: @attempts counts the calls to rbn_reserve(), @events
+ * the events written. An attempt the core refuses is counted there as
+ * dropped (full, bad length), commit_overrun or recursion, or not at all
+ * (recording off, an NMI where cmpxchg is not NMI safe).
+ */
 struct rbn_src_counts {
+	u64 attempts[RBN_NR_WSRC];
 	u64 events[RBN_NR_WSRC];
 };
 
@@ -267,6 +273,8 @@ static __always_inline void rbn_write_sample(enum rbn_wsrc w,
 		cflags |= RBN_FLAG_IRQS_OFF;
 	pc = (pc & PREEMPT_MASK) - RBN_PC_OWN - pc_bias;
 
+	if (w != RBN_W_NONE)
+		this_cpu_inc(rbn_src_counts.attempts[w]);
 	event = rbn_reserve(buf, sizeof(s));
 	if (unlikely(!event)) {
 		this_cpu_dec(rbn_depth);
@@ -1288,18 +1296,28 @@ static int rbn_sources_parse(char *buf, unsigned long *want, bool param)
 	return 0;
 }
 
+/*
+ * The sources file: "NAME on|off events=N attempts=N" per source, and
+ * " unavailable" after a source this kernel lacks. events are the events
+ * the source wrote, attempts its calls to rbn_reserve() (written or
+ * refused), both summed over the CPUs since the load.
+ */
 static int rbn_sources_show(struct seq_file *m, void *v)
 {
-	u64 events;
+	u64 events, attempts;
 	int w, cpu;
 
 	mutex_lock(&rbn_writers_mutex);
 	for (w = 0; w < RBN_NR_WSRC; w++) {
 		events = 0;
-		for_each_possible_cpu(cpu)
+		attempts = 0;
+		for_each_possible_cpu(cpu) {
 			events += per_cpu(rbn_src_counts, cpu).events[w];
-		seq_printf(m, "%s %s events=%llu%s\n", rbn_srcs[w].name,
-			   rbn_src_on & BIT(w) ? "on" : "off", events,
+			attempts += per_cpu(rbn_src_counts, cpu).attempts[w];
+		}
+		seq_printf(m, "%s %s events=%llu attempts=%llu%s\n",
+			   rbn_srcs[w].name,
+			   rbn_src_on & BIT(w) ? "on" : "off", events, attempts,
 			   rbn_src_avail & BIT(w) ? "" : " unavailable");
 	}
 	mutex_unlock(&rbn_writers_mutex);
