@@ -266,8 +266,9 @@ rbn_kmemleak_scan()
 }
 
 # rbn_require [rbtrace] [trace-cmd] [mkfifo]: everything the script needs,
-# or "1..0 # SKIP" and exit 4. Also unloads a module left loaded, sets up
-# the scratch directory and the exit trap.
+# or "1..0 # SKIP" and exit 4. rbnest already loaded is a failure (one
+# failed case, the module unloaded, exit 1). Sets up the scratch directory
+# and the exit trap.
 rbn_require()
 {
 	_r_missing=
@@ -302,8 +303,17 @@ rbn_require()
 		esac
 	done
 	if [ -z "$_r_missing" ] && rbn_loaded; then
-		rbn_unload >/dev/null 2>&1 ||
-			_r_missing="$rbn_name is loaded and cannot be unloaded: $rbn_err"
+		# Left by a script before (run.sh fails that one too) or
+		# loaded by hand: this script fails, it does not skip.
+		ktap_print_header
+		ktap_set_plan 1
+		if rbn_unload >/dev/null 2>&1; then
+			ktap_print_msg "$rbn_name was loaded at the start; unloaded now"
+		else
+			ktap_print_msg "$rbn_name was loaded at the start and cannot be unloaded: $rbn_err"
+		fi
+		ktap_test_fail "$rbn_test: $rbn_name not loaded at the start"
+		ktap_finished
 	fi
 	if [ -n "$_r_missing" ]; then
 		ktap_print_header

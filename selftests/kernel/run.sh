@@ -21,7 +21,8 @@
 # plan, runs longer than RBN_TEST_TIMEOUT, or while it runs leaves a
 # kernel report in the log (rbn_dmesg_bad_re of ktap_helpers.sh: a
 # WARNING, lockdep, KASAN, UBSAN, KFENCE, KCSAN, lockup or kmemleak
-# report, ...) counts as one more failure.
+# report, ...) counts as one more failure; so does one that leaves rbnest
+# loaded (run.sh unloads it then).
 #
 # Environment:
 #   RBNEST_KO            the module (default <root>/rbnest.ko)
@@ -173,6 +174,15 @@ for p in "$@"; do
 	if [ -n "$report" ] && dmesg 2>/dev/null | grep -qF "$mark"; then
 		echo "# $name: kernel report in the log: $report"
 		why="$why; kernel report in the log while it ran"
+	fi
+	# Every script unloads what it loaded; a module left loaded fails
+	# it (and is unloaded here, so that the next script does not fail
+	# in rbn_require for it).
+	if rbn_loaded; then
+		left="left $rbn_name loaded"
+		rbn_unload >/dev/null 2>&1 || left="$left, rmmod failed: $rbn_err"
+		echo "# $name: $left"
+		why="$why; $left"
 	fi
 	if [ -n "$why" ]; then
 		fail=$((fail + 1))
