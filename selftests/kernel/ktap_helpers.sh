@@ -23,6 +23,10 @@
 #					    skip the whole script (exit 4)
 #	rbn_load [PARAM=VALUE...]	    insmod; rbn_err has the error text
 #	rbn_unload			    rmmod with retries
+#	rbn_wait_blocked PID WHERE [TENTHS] PID asleep in the kernel function
+#					    WHERE (wchan, or the stack's top)
+#	rbn_children PID, rbn_exec_pid PID  its children; the command a
+#					    timeout(1) PID runs
 #	rbn_stat CPU FIELD, rbn_stat_sum FIELD, rbn_stat_max FIELD
 #	rbn_write FILE STRING		    one write(2) of STRING and a newline
 #					    via dd; rbn_err = errno text or ""
@@ -373,6 +377,82 @@ rbn_unload()
 		return 1
 	fi
 	return 0
+}
+
+# Where the module's readers sleep, for rbn_wait_blocked: read() and
+# splice() of trace_pipe_raw (wait_event_interruptible() in rbn_raw_wait(),
+# which the compiler may fold into its callers), read() of trace_pipe, and
+# poll() of any of them (the kernel's do_sys_poll()).
+# shellcheck disable=SC2034 # used by the tests
+rbn_wait_raw='rbn_raw_wait|rbn_raw_read|rbn_raw_splice_read'
+# shellcheck disable=SC2034
+rbn_wait_text='rbn_text_read'
+# shellcheck disable=SC2034
+rbn_wait_poll='do_sys_poll|do_poll|do_select|core_sys_select'
+rbn_where=
+
+# rbn_task_where PID: "STATE WCHAN TOP" of PID now: the state letter of
+# /proc/PID/stat (S asleep, R running, ...), /proc/PID/wchan ("0" when it
+# runs) and the first function of /proc/PID/stack ("-" without one);
+# "gone" when PID has exited
+rbn_task_where()
+{
+	_tw_stat=$(cat "/proc/$1/stat" 2>/dev/null) || { echo gone; return; }
+	[ -n "$_tw_stat" ] || { echo gone; return; }
+	_tw_state=${_tw_stat##*) }
+	_tw_state=${_tw_state%% *}
+	_tw_wchan=$(cat "/proc/$1/wchan" 2>/dev/null)
+	_tw_top=$(sed -n '1s/^\[<[^>]*>\] \([^+ ]*\).*/\1/p' "/proc/$1/stack" 2>/dev/null)
+	echo "${_tw_state:-?} ${_tw_wchan:-?} ${_tw_top:--}"
+}
+
+# rbn_wait_blocked PID WHERE [TENTHS]: wait up to TENTHS tenths of a
+# second (default 50, 0: look once) until PID sleeps in the kernel (state
+# S or D) in a function WHERE names (an extended regex, anchored: e.g.
+# $rbn_wait_raw), by its wchan or the top of its stack: blocked for real,
+# not only still running. Prints what it saw as a "# " line; 0 when
+# blocked, else 1. rbn_where is the last "STATE WCHAN TOP".
+rbn_wait_blocked()
+{
+	_wb_max=${3:-50}
+	_wb_i=0
+	while :; do
+		# the name now: a "cmd &" may still be the shell before its exec
+		_wb_comm=$(cat "/proc/$1/comm" 2>/dev/null) || _wb_comm=
+		rbn_where=$(rbn_task_where "$1")
+		if echo "$rbn_where" | awk -v re="^($2)\$" '
+			($1 == "S" || $1 == "D") && ($2 ~ re || $3 ~ re) { f = 1 }
+			END { exit !f }'; then
+			ktap_print_msg "pid $1 (${_wb_comm:-?}) blocked after $((_wb_i / 10)).$((_wb_i % 10)) s: state, wchan, stack top: $rbn_where"
+			return 0
+		fi
+		if [ "$_wb_i" -ge "$_wb_max" ] || [ "$rbn_where" = gone ]; then
+			break
+		fi
+		sleep 0.1
+		_wb_i=$((_wb_i + 1))
+	done
+	ktap_print_msg "pid $1 (${_wb_comm:-?}) not blocked in $2 after $((_wb_i / 10)).$((_wb_i % 10)) s: state, wchan, stack top: $rbn_where"
+	return 1
+}
+
+# rbn_children PID: the processes whose parent is PID, one per line
+rbn_children()
+{
+	cat /proc/[0-9]*/stat 2>/dev/null |
+		sed -n 's/^\([0-9]*\) (.*) [A-Za-z] \([0-9]*\) .*/\1 \2/p' |
+		awk -v p="$1" '$2 == p { print $1 }'
+}
+
+# rbn_exec_pid PID: PID, or its child when PID is a timeout(1) that forked
+# the command (coreutils; busybox's timeout execs it in PID itself)
+rbn_exec_pid()
+{
+	if [ "$(cat "/proc/$1/comm" 2>/dev/null)" = timeout ]; then
+		rbn_children "$1" | head -n 1
+	else
+		echo "$1"
+	fi
 }
 
 # rbn_cpus: the CPUs with a per_cpu/cpuN directory, one per line

@@ -7,10 +7,12 @@
 # spliced into a pipe do not hold it, they are the pipe's. rmmod must never
 # hang and never free what a reader or a pipe still uses.
 #
-#  A. Two readers blocked on an empty buffer (buffer_percent=100): dd in
-#     read(), rbtrace record in poll(). rmmod either fails (the open files
-#     hold the module) or succeeds and the readers end; afterwards, with
-#     the readers woken by tracing_on=0, rmmod succeeds.
+#  A. Two readers blocked on an empty buffer (buffer_percent=100), seen
+#     asleep in the kernel (state S; /proc/PID/wchan or the top of
+#     /proc/PID/stack): dd in read() (rbn_raw_wait), rbtrace record in
+#     poll() (do_sys_poll). rmmod either fails (the open files hold the
+#     module) or succeeds and the readers end; afterwards, with the
+#     readers woken by tracing_on=0, rmmod succeeds.
 #  B. Pages spliced into a pipe that nobody reads: rbtrace record splices
 #     into its own pipe and from there into OUT/cpu0.raw, here a FIFO that
 #     this shell keeps open (fd 3): the pipe buffers, with the module's
@@ -94,11 +96,18 @@ if rbn_load sources= buffer_percent=100; then
 	rbn_bg_add $dd_pid
 	rbn_record_start "$t/recA"
 	rec_pid=$rbn_rec_pid
-	sleep 2
 	ok=1
-	kill -0 $dd_pid 2>/dev/null || { ktap_print_msg "dd returned: $(rbn_errtext "$t/blk.err")"; ok=0; }
-	kill -0 "$rec_pid" 2>/dev/null || { ktap_print_msg "rbtrace record returned"; ok=0; }
-	ktap_test_result $ok "readers block on an empty buffer (buffer_percent=100)"
+	rbn_wait_blocked $dd_pid "$rbn_wait_raw" || {
+		kill -0 $dd_pid 2>/dev/null ||
+			ktap_print_msg "dd returned: $(rbn_errtext "$t/blk.err")"
+		ok=0
+	}
+	rbn_wait_blocked "$(rbn_exec_pid "$rec_pid")" "$rbn_wait_poll" || {
+		kill -0 "$rec_pid" 2>/dev/null ||
+			ktap_print_msg "rbtrace record returned"
+		ok=0
+	}
+	ktap_test_result $ok "readers block on an empty buffer (buffer_percent=100): asleep in read() and poll()"
 
 	ok=1
 	start=$(date +%s)
@@ -115,10 +124,10 @@ if rbn_load sources= buffer_percent=100; then
 		[ -d "$rbn_dir" ] && ok=0
 	else
 		ktap_print_msg "rmmod refused after $secs s: $(tail -n 1 "$t/rmmod.err")"
-		rbn_loaded && [ -d "$rbn_dir" ] || {
+		if ! rbn_loaded || [ ! -d "$rbn_dir" ]; then
 			ktap_print_msg "but the module or its directory is gone"
 			ok=0
-		}
+		fi
 	fi
 	ktap_test_result $ok "rmmod with blocked readers: refused or done, no hang"
 

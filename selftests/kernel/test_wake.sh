@@ -5,10 +5,14 @@
 #
 # A kprobe on the sync(2) path is the only writer: "taskset -c 0 sync"
 # writes exactly one event on CPU 0, so the test knows after each commit
-# where the buffer stands. Checked:
+# where the buffer stands. A reader is "blocked" when it sleeps in the
+# module's wait (rbn_wait_blocked: state S and /proc/PID/wchan or the top
+# of /proc/PID/stack in rbn_raw_wait, or rbn_text_read for trace_pipe),
+# not merely when it has not finished yet. Checked:
 #   - a read() blocked on cpu0's trace_pipe_raw wakes at the first commit
 #     that reaches buffer_percent, and not before (the fill level of the
-#     stats file and the formula of the README, after every event);
+#     stats file and the formula of the README, after every event; after
+#     each event below it the reader is still asleep in the module);
 #   - it wakes at once (within a second) when the CPU is reset (EOF) and
 #     when tracing_on goes to 0 (EOF);
 #   - tracing_on=0 ends blocked trace_pipe_raw and trace_pipe readers also
@@ -18,6 +22,7 @@
 # shellcheck source-path=SCRIPTDIR
 . "$(dirname "$0")/ktap_helpers.sh"
 
+# shellcheck disable=SC2119 # no arguments: nothing more needed
 rbn_require
 
 plan=6
@@ -126,21 +131,21 @@ while [ $ok = 1 ] && [ $n -lt 400 ]; do
 done
 written=$(rbn_stat 0 written)
 ktap_print_msg "calibration: watermark reached at event ${need:-never} of $written; unread bytes after each:$levels"
-[ -n "$need" ] && [ "$written" -eq "$n" ] && [ "$need" -gt 1 ] || {
+if [ -z "$need" ] || [ "$written" -ne "$n" ] || [ "$need" -le 1 ]; then
 	ktap_print_msg "each sync must write exactly one event on cpu0, and more than one must be needed"
 	ok=0
-}
+fi
 
 rbn_set reset 1
 start_reader "$t/wm"
-sleep 1
-if ! kill -0 $pid 2>/dev/null; then
+if ! rbn_wait_blocked $pid "$rbn_wait_raw"; then
 	ktap_print_msg "the reader did not block on an empty buffer: $(rbn_errtext "$t/wm.err")"
 	ok=0
 fi
 n=0
 early=
 late=0
+asleep=0
 while [ $ok = 1 ] && [ $n -lt "$need" ]; do
 	emit
 	n=$((n + 1))
@@ -151,13 +156,20 @@ while [ $ok = 1 ] && [ $n -lt "$need" ]; do
 			ktap_print_msg "event $n of $need: the reader woke below the watermark"
 			break
 		fi
+		if ! rbn_wait_blocked $pid "$rbn_wait_raw" 5 >"$t/wm.where"; then
+			cat "$t/wm.where"
+			early=$n
+			ktap_print_msg "event $n of $need: the reader is not asleep in the module below the watermark"
+			break
+		fi
+		asleep=$((asleep + 1))
 	elif alive $pid 10; then
 		late=1
 		ktap_print_msg "event $n: the watermark is reached, the reader still blocked 1 s later (bytes $(rbn_stat 0 bytes))"
 	fi
 done
 end_reader "$t/wm"
-ktap_print_msg "with a reader: $n events; woke early: ${early:-no}, late: $([ $late = 1 ] && echo yes || echo no); reader exit $rc with $size bytes"
+ktap_print_msg "with a reader: $n events; asleep in the module after each of the $asleep below the watermark; woke early: ${early:-no}, late: $([ $late = 1 ] && echo yes || echo no); reader exit $rc with $size bytes"
 [ -z "$early" ] && [ $late = 0 ] && [ "$size" -eq "$sub" ] || ok=0
 ktap_test_result $ok "buffer_percent=$percent: a blocked read() wakes at the commit that reaches it, not before"
 
@@ -167,9 +179,10 @@ ended_by()
 {
 	ok=1
 	start_reader "$1"
-	sleep 1
-	kill -0 $pid 2>/dev/null || ok=0
+	rbn_wait_blocked $pid "$rbn_wait_raw" || ok=0
 	emit
+	# one event is below the watermark: still asleep
+	rbn_wait_blocked $pid "$rbn_wait_raw" 5 || ok=0
 	rbn_set "$2" "$3"
 	_e_fast=yes
 	if alive $pid 10; then
@@ -208,9 +221,9 @@ raw=$pid
 timeout -s KILL 60 cat "$rbn_dir/trace_pipe" >"$t/tp" 2>"$t/tp.err" &
 text=$!
 rbn_bg_add $text
-sleep 1
 ok=1
-if ! kill -0 $raw 2>/dev/null || ! kill -0 $text 2>/dev/null; then
+if ! rbn_wait_blocked $raw "$rbn_wait_raw" ||
+   ! rbn_wait_blocked $text "$rbn_wait_text"; then
 	ktap_print_msg "readers did not block with trace open"
 	ok=0
 fi
