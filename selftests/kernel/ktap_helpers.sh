@@ -716,8 +716,12 @@ rbn_keys()
 		for (i = 1; i <= NF; i++) {
 			if ($i ~ /^seq=[0-9]+$/) s = substr($i, 5)
 			else if ($i ~ /^cpu=[0-9]+$/) c = substr($i, 5)
-			else if (b == "" && $i ~ /^\[[0-9]+\]$/)
-				b = substr($i, 2, length($i) - 2) + 0
+			else if (b == "" && $i ~ /^\[[0-9]+\]$/) {
+				# "[010]": no leading 0 (busybox awk: octal)
+				b = substr($i, 2, length($i) - 2)
+				sub(/^0+/, "", b)
+				b = b == "" ? 0 : b
+			}
 		}
 		if (b != "") c = b
 		if (s != "" && c != "") print c, s
