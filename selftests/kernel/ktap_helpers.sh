@@ -234,19 +234,23 @@ rbn_dmesg_after()
 }
 
 # The lines of the kernel log that show a kernel problem: the generic
-# reports (WARNING, BUG, Oops, panic, general protection, RIP:), lockdep
-# (possible circular / recursive locking, inconsistent lock state,
-# "Invalid wait context", "suspicious RCU usage", "lockdep is turned
-# off"), "BUG: sleeping function called from invalid context", KASAN,
+# reports (WARNING, BUG, Oops, panic, general protection, the kernel-mode
+# "RIP: 0010:" of a register dump), lockdep (possible circular /
+# recursive locking, inconsistent lock state, "Invalid wait context",
+# "suspicious RCU usage", "lockdep is turned off", DEBUG_LOCKS_WARN_ON),
+# "BUG: sleeping function called from invalid context", KASAN,
 # KFENCE and KCSAN ("BUG: KASAN: ...", "BUG: KFENCE: ...", "BUG: KCSAN:
 # data-race in ..."), UBSAN ("UBSAN: shift-out-of-bounds in ..."), debug
 # objects ("ODEBUG: free active ... object type: hrtimer"), list debugging ("list_add corruption"), the lockup
 # detectors (soft lockup, hard LOCKUP, RCU stalls, "blocked for more
-# than N seconds") and kmemleak ("N new suspected memory leaks").
-# selftests/user/test_dmesg_re.sh holds a sample of each.
+# than N seconds") and kmemleak ("N new suspected memory leaks"). Not the
+# frames of a stack dump that is no report, such as the one of an
+# allocation failure test_faultinj makes ("? lockdep_hardirqs_on+0x79",
+# the user-mode "RIP: 0033:"). selftests/user/test_dmesg_re.sh holds a
+# sample of each.
 # shellcheck disable=SC2034
-rbn_dmesg_bad_re='WARNING|(^|[^A-Za-z])BUG|Oops|Kernel panic|general protection|RIP:'
-rbn_dmesg_bad_re="$rbn_dmesg_bad_re|lockdep|possible circular|possible recursive"
+rbn_dmesg_bad_re='WARNING|(^|[^A-Za-z])BUG|Oops|Kernel panic|general protection|RIP: 0010:'
+rbn_dmesg_bad_re="$rbn_dmesg_bad_re|lockdep is turned off|DEBUG_LOCKS_WARN_ON|possible circular|possible recursive"
 rbn_dmesg_bad_re="$rbn_dmesg_bad_re|inconsistent lock|Invalid wait context|suspicious RCU"
 rbn_dmesg_bad_re="$rbn_dmesg_bad_re|sleeping function|KASAN|KFENCE|KCSAN|UBSAN:"
 rbn_dmesg_bad_re="$rbn_dmesg_bad_re|list_(add|del) corruption|soft lockup|hard LOCKUP"

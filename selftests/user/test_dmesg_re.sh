@@ -33,6 +33,7 @@ reports=(
 	'[   12.345678] [ BUG: Invalid wait context ]'
 	'[   12.345678] WARNING: suspicious RCU usage'
 	'[   12.345678] INFO: lockdep is turned off.'
+	'[   12.345678] DEBUG_LOCKS_WARN_ON(lock->magic != lock)'
 	'[   12.345678] BUG: sleeping function called from invalid context at kernel/locking/spinlock_rt.c:48'
 	'[   12.345678] BUG: KASAN: slab-out-of-bounds in rbn_read_page+0x1a4/0x3e0 [rbnest]'
 	'[   12.345678] BUG: KASAN: use-after-free in rbn_free_buffer+0x20/0x90 [rbnest]'
@@ -78,6 +79,12 @@ clean=(
 	'[    1.234567] random: crng init done'
 	'[    1.234567] clocksource: Switched to clocksource tsc'
 	'[    1.234567] FAULT_INJECTION: forcing a failure.'
+	'[    2.100724] rcu: 	RCU lockdep checking is enabled.'
+	'[   32.705635] insmod: page allocation failure: order:0, mode:0xcc0(GFP_KERNEL), nodemask=(null),cpuset=/,mems_allowed=0'
+	'[   32.705635]  ? lockdep_hardirqs_on_prepare+0x17b/0x420'
+	'[   32.715156]  ? lockdep_hardirqs_on+0x79/0x100'
+	'[   32.722548] RIP: 0033:0x7fd9639da829'
+	'[   32.722548]  kasan_save_stack+0x22/0x50'
 	'[    1.234567] name failslab, interval 1, probability 0, space 0, times 1'
 )
 
