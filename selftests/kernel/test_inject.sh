@@ -6,18 +6,31 @@
 # For each label of the README, "echo LABEL > inject" arms every CPU; the task
 # writers run until every online CPU reports a hit for the label (re-armed
 # every few seconds: an arming whose interrupt came late is used up; gives
-# up after RBN_INJECT_TIMEOUT s, default 30); then "off", the pages are read
-# and "rbtrace check" must pass on them. The slow-path labels (slow_*, e,
-# f) are only reached by a writer that was interrupted between A and C, so
-# they are armed together with "a". For the labels from a_tail to c the
-# outer event must take the slow path or the nested one a forced absolute
-# stamp: ts_slow + ts_abs grow (only the task source writes here, so no
-# other interrupt nests into writers).
+# up after RBN_INJECT_TIMEOUT s, default 30); then "off". The slow-path
+# labels (slow_*, e, f) are only reached by a writer that was interrupted
+# between A and C, so they are armed together with "a". For the labels
+# from a_tail to c the outer event must take the slow path or the nested
+# one a forced absolute stamp: ts_slow + ts_abs grow (only the task source
+# writes here, so no other interrupt nests into writers); for the
+# slow-path labels ts_slow grows.
+#
+# Each mode tests its labels one after the other in one recording, which
+# "rbtrace check" must pass; each label's window (the buffer's clock, the
+# stats' now_ts, before the arming and after the last hit) is its own.
 #
 # Producer/consumer mode, with rbtrace record draining the buffer so that
 # the writers keep moving to new pages: every label but the three of
-# overwrite mode. Overwrite mode, 16 KiB per CPU, no reader: page_full,
-# page_head, page_new_head and the other page labels.
+# overwrite mode. Every nested event must reach the recording: the reader
+# keeps up, so nothing may be dropped (dropped + commit_overrun + overrun
+# must not grow while the label is tested), and the recorded events of the
+# inject source (src=8) in the label's window must be exactly the hits
+# (interrupts that wrote their event while the label waited) plus the late
+# interrupts (those that wrote it after the label gave up waiting) of that
+# window.
+# Overwrite mode, 16 KiB per CPU, no reader: page_full, page_head,
+# page_new_head and the other page labels; the nested events are usually
+# overwritten by the time the pages are read, so only the check of the
+# pages and the hits are required there.
 
 # shellcheck source-path=SCRIPTDIR
 . "$(dirname "$0")/ktap_helpers.sh"
@@ -113,7 +126,7 @@ inject_wait()
 			_armed=$_now
 			_narm=$((_narm + 1))
 		fi
-		sleep 1
+		sleep 0.2
 	done
 	hit_secs=$(($(date +%s) - _start))
 	rbn_write inject off || ktap_print_msg "echo off > inject: $rbn_err"
@@ -133,30 +146,58 @@ words()
 	esac
 }
 
-# one_label MODE LABEL: the whole test of one label
-one_label()
+# now_ts: the buffer's clock now, the latest of the CPUs'
+now_ts()
+{
+	rbn_stat_max now_ts
+}
+
+# window MODE LABEL: one label, in the recording that runs for the whole
+# mode: arm it until every CPU hit it, then off and a moment for a late
+# interrupt. Appends "LABEL START END HITS LATE ABS SLOW ZERO LOST OK" to
+# $t/win.MODE (times of the buffer's clock; the counters' growth).
+window()
 {
 	_mode=$1
 	_l=$2
-	_rec=$t/rec.$_mode.$_l
 	_ok=1
-	rbn_set tracing_on 1
-	if [ "$_mode" = ow ]; then
-		rbn_set reset 1
-	else
-		rbn_record_start "$_rec"
-	fi
-	rbn_set sources task || ktap_print_msg "$rbn_err"
+	_t0=$(now_ts)
 	_abs0=$(rbn_stat_sum ts_abs)
 	_slow0=$(rbn_stat_sum ts_slow)
 	_zero0=$(rbn_stat_sum ts_zero)
 	_drop0=$(($(rbn_stat_sum dropped) + $(rbn_stat_sum commit_overrun) + $(rbn_stat_sum overrun)))
 	_hits0=$(total_hits)
+	_late0=$(total_late)
 	inject_wait "$_l" "$(words "$_l")" || {
 		ktap_print_msg "$_l: not hit on every online CPU within ${wait_max}s"
 		_ok=0
 	}
+	# an interrupt of the last arming may still be on its way
+	sleep 0.3
 	_hits=$(($(total_hits) - _hits0))
+	_late=$(($(total_late) - _late0))
+	_dabs=$(($(rbn_stat_sum ts_abs) - _abs0))
+	_dslow=$(($(rbn_stat_sum ts_slow) - _slow0))
+	_dzero=$(($(rbn_stat_sum ts_zero) - _zero0))
+	_ddrop=$(($(rbn_stat_sum dropped) + $(rbn_stat_sum commit_overrun) + $(rbn_stat_sum overrun) - _drop0))
+	echo "$_l $_t0 $(now_ts) $_hits $_late $_dabs $_dslow $_dzero $_ddrop $_ok" >>"$t/win.$_mode"
+}
+
+# run_mode MODE LABELS...: every label in one recording, then a result
+# per label. Producer/consumer: rbtrace record runs all the time;
+# overwrite: the pages are read at the end.
+run_mode()
+{
+	_mode=$1
+	shift
+	_rec=$t/rec.$_mode
+	: >"$t/win.$_mode"
+	rbn_set tracing_on 1
+	[ "$_mode" = pc ] && rbn_record_start "$_rec"
+	rbn_set sources task || ktap_print_msg "$rbn_err"
+	for _l in "$@"; do
+		window "$_mode" "$_l"
+	done
 	rbn_quiesce
 	if [ "$_mode" = ow ]; then
 		rbn_record "$_rec" >"$t/rec.out"
@@ -164,48 +205,72 @@ one_label()
 		rbn_record_stop >"$t/rec.out"
 	fi
 	_rc=$?
-	[ $_rc -eq 0 ] || {
+	_cok=1
+	if [ $_rc -ne 0 ]; then
 		cat "$t/rec.out"
 		ktap_print_msg "rbtrace record exit $_rc"
-		_ok=0
-	}
-	_dabs=$(($(rbn_stat_sum ts_abs) - _abs0))
-	_dslow=$(($(rbn_stat_sum ts_slow) - _slow0))
-	_dzero=$(($(rbn_stat_sum ts_zero) - _zero0))
-	_ddrop=$(($(rbn_stat_sum dropped) + $(rbn_stat_sum commit_overrun) + $(rbn_stat_sum overrun) - _drop0))
-	if ! rbn_check_ok "$_rec" >"$t/check.out"; then
+		_cok=0
+	fi
+	if rbn_check_ok "$_rec" >"$t/check.out"; then
+		ktap_print_msg "$_mode: one recording of every label: $(rbn_check_events "$_rec") events, $(tail -n 1 "$_rec.check")"
+	else
 		cat "$t/check.out"
-		_ok=0
+		_cok=0
 	fi
-	_nested=$("$RBTRACE" report "$_rec" 2>/dev/null | grep -c ' src=8 ')
-	ktap_print_msg "$_l: ts_abs +$_dabs, ts_slow +$_dslow, ts_zero +$_dzero; $_nested nested (src=8) events recorded of $_hits hits (all labels); lost (dropped, overrun) +$_ddrop; check: $(rbn_check_events "$_rec") events, $(tail -n 1 "$_rec.check")"
-	# Producer/consumer with a reader: every injected event reaches the
-	# pages unless events were dropped. Overwrite mode keeps only the
-	# last 16 KiB: the nested events are usually overwritten by then,
-	# what is checked is that the pages written after them are right.
-	if [ "$_mode" = pc ]; then
-		if [ "$_ddrop" -eq 0 ] && [ "$_nested" -lt "$_hits" ]; then
-			ktap_print_msg "$_l: nested events missing from the recording"
-			_ok=0
+	# The nested events (src=8) of the recording, by window: their times,
+	# in ns ("S.NNNNNNNNN:", no leading zero for busybox awk's sake).
+	"$RBTRACE" report "$_rec" 2>/dev/null | awk '/ src=8 / {
+			for (i = 1; i <= NF; i++)
+				if ($i ~ /^[0-9]+\.[0-9]+:$/) {
+					sub(/:$/, "", $i)
+					split($i, p, ".")
+					sub(/^0+/, "", p[2])
+					printf "%d%09d\n", p[1], p[2] + 0
+					break
+				}
+		}' >"$t/nested.$_mode"
+	ktap_print_msg "$_mode: $(wc -l <"$t/nested.$_mode") nested (src=8) events recorded in all"
+	while read -r _l _t0 _t1 _hits _late _dabs _dslow _dzero _ddrop _ok; do
+		[ $_cok = 1 ] || _ok=0
+		_nested=$(awk -v a="$_t0" -v b="$_t1" '$1 >= a && $1 <= b { n++ } END { print n + 0 }' "$t/nested.$_mode")
+		ktap_print_msg "$_l: ts_abs +$_dabs, ts_slow +$_dslow, ts_zero +$_dzero; $_nested nested (src=8) events recorded in its window of $_hits hits + $_late late = $((_hits + _late)); lost (dropped, commit_overrun, overrun) +$_ddrop"
+		# Producer/consumer with a reader: nothing may be lost, and
+		# every injected event reaches the pages, none more.
+		# Overwrite mode keeps only the last 16 KiB: the nested events
+		# are usually overwritten; the pages written after them must
+		# be right.
+		if [ "$_mode" = pc ]; then
+			if [ "$_ddrop" -ne 0 ]; then
+				ktap_print_msg "$_l: $_ddrop events lost with a reader running (want 0)"
+				_ok=0
+			fi
+			if [ "$_nested" -ne $((_hits + _late)) ]; then
+				ktap_print_msg "$_l: $_nested nested events recorded, want hits + late = $((_hits + _late))"
+				_ok=0
+			fi
+			[ "$_nested" -gt 0 ] || _ok=0
 		fi
-		[ "$_nested" -gt 0 ] || _ok=0
-	fi
-	case $_l in
-	a_tail | a_before | a_after | a_clock | a | b | c)
-		if [ $((_dabs + _dslow)) -eq 0 ]; then
-			ktap_print_msg "$_l: neither ts_slow nor ts_abs grew"
-			_ok=0
+		case $_l in
+		a_tail | a_before | a_after | a_clock | a | b | c)
+			if [ $((_dabs + _dslow)) -eq 0 ]; then
+				ktap_print_msg "$_l: neither ts_slow nor ts_abs grew"
+				_ok=0
+			fi
+			;;
+		slow_before | slow_clock | slow_ts | slow_set | e | f)
+			if [ "$_dslow" -eq 0 ]; then
+				ktap_print_msg "$_l: ts_slow did not grow"
+				_ok=0
+			fi
+			;;
+		esac
+		if [ "$_mode" = pc ]; then
+			ktap_test_result "$_ok" "$_mode: inject $_l: hit on every CPU, every nested event recorded, none lost, rbtrace check passes"
+		else
+			ktap_test_result "$_ok" "$_mode: inject $_l: hit on every CPU, rbtrace check passes"
 		fi
-		;;
-	slow_before | slow_clock | slow_ts | slow_set | e | f)
-		if [ "$_dslow" -eq 0 ]; then
-			ktap_print_msg "$_l: ts_slow did not grow"
-			_ok=0
-		fi
-		;;
-	esac
-	rm -rf "$_rec" "$_rec.log"
-	ktap_test_result $_ok "$_mode: inject $_l: hit on every CPU, rbtrace check passes"
+	done <"$t/win.$_mode"
+	rm -rf "$_rec"
 }
 
 # ---- producer/consumer -----------------------------------------------------
@@ -213,9 +278,8 @@ one_label()
 # shellcheck disable=SC2086 # gen is a list of parameters
 if rbn_load sources= $gen; then
 	ktap_print_msg "producer/consumer, buffer_size_kb $(rbn_get buffer_size_kb), reader running"
-	for l in $labels_pc; do
-		one_label pc "$l"
-	done
+	# shellcheck disable=SC2086 # a word list
+	run_mode pc $labels_pc
 	ktap_print_msg "late interrupts: $(total_late)"
 	ok=0
 	rbn_unload && ok=1
@@ -234,9 +298,8 @@ fi
 # shellcheck disable=SC2086
 if rbn_load overwrite=1 buffer_size_kb="${RBN_INJECT_OW_KB:-16}" sources= $gen; then
 	ktap_print_msg "overwrite, buffer_size_kb $(rbn_get buffer_size_kb), no reader while armed"
-	for l in $labels_ow; do
-		one_label ow "$l"
-	done
+	# shellcheck disable=SC2086 # a word list
+	run_mode ow $labels_ow
 	ktap_print_msg "late interrupts: $(total_late)"
 	ok=0
 	rbn_unload && ok=1
