@@ -257,6 +257,43 @@ rbn_dmesg_bad_re="$rbn_dmesg_bad_re|list_(add|del) corruption|soft lockup|hard L
 rbn_dmesg_bad_re="$rbn_dmesg_bad_re|self-detected stall|detected stalls|blocked for more than"
 rbn_dmesg_bad_re="$rbn_dmesg_bad_re|ODEBUG:.*(object type|disabled)|suspected memory leak|cut here"
 
+# rbn_dmesg_reports LOG [RACES]: the report lines (rbn_dmesg_bad_re) of
+# the kernel log in the file LOG, except KCSAN reports in which rbnest takes no part
+# (no "[rbnest]" frame in either stack: a data race of the kernel itself,
+# as 6.1 has many that later kernels annotated); the title line of each
+# of those goes to the file RACES when given. A KCSAN report whose end
+# is missing counts.
+rbn_dmesg_reports()
+{
+	awk -v re="$rbn_dmesg_bad_re" -v races="${2:-}" '
+		function show(	i) {
+			for (i = 1; i <= n; i++)
+				if (blk[i] ~ re)
+					print blk[i]
+		}
+		inblk {
+			blk[++n] = $0
+			if (index($0, "[rbnest]"))
+				rbn = 1
+			if ($0 ~ /==========/) {
+				if (rbn)
+					show()
+				else if (races != "")
+					print title >races
+				inblk = 0
+			}
+			next
+		}
+		/BUG: KCSAN: / {
+			inblk = 1; n = 1; blk[1] = $0; title = $0; rbn = 0
+			if (index($0, "[rbnest]"))
+				rbn = 1
+			next
+		}
+		$0 ~ re { print }
+		END { if (inblk) show() }' "$1"
+}
+
 # rbn_kmemleak_scan: where the kernel has kmemleak, scan, wait for its
 # minimum object age (5 s) and scan again; rbn_leaks is the number of
 # unreferenced objects it reports, the first few are shown as "# "

@@ -19,10 +19,10 @@
 # module), else 0. A script that exits non-zero without a
 # failing case, prints no plan, reports a number of cases other than its
 # plan, runs longer than RBN_TEST_TIMEOUT, or while it runs leaves a
-# kernel report in the log (rbn_dmesg_bad_re of ktap_helpers.sh: a
-# WARNING, lockdep, KASAN, UBSAN, KFENCE, KCSAN, lockup or kmemleak
-# report, ...) counts as one more failure; so does one that leaves rbnest
-# loaded (run.sh unloads it then).
+# kernel report in the log (rbn_dmesg_reports of ktap_helpers.sh: a
+# WARNING, lockdep, KASAN, UBSAN, KFENCE, lockup or kmemleak report, a
+# KCSAN report with an rbnest frame, ...) counts as one more failure; so
+# does one that leaves rbnest loaded (run.sh unloads it then).
 #
 # Environment:
 #   RBNEST_KO            the module (default <root>/rbnest.ko)
@@ -170,7 +170,8 @@ for p in "$@"; do
 	fi
 	# A kernel report while the script ran fails the script, whatever
 	# it checked itself (test_dmesg looks at the whole run at the end).
-	report=$(rbn_dmesg_after "$mark" | grep -m 1 -E "$rbn_dmesg_bad_re")
+	rbn_dmesg_after "$mark" >"$tmp/dmesg"
+	report=$(rbn_dmesg_reports "$tmp/dmesg" | head -n 1)
 	if [ -n "$report" ] && dmesg 2>/dev/null | grep -qF "$mark"; then
 		echo "# $name: kernel report in the log: $report"
 		why="$why; kernel report in the log while it ran"

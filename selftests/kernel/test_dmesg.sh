@@ -5,11 +5,13 @@
 #
 # Looks at the kernel log from the last "rbnest-selftest: run.sh start"
 # line on that run.sh writes to /dev/kmsg (all of the log when there is none)
-# for the reports of rbn_dmesg_bad_re (ktap_helpers.sh: WARNING, BUG, Oops,
-# lockdep, sleeping function called from invalid context, KASAN, UBSAN,
-# KFENCE, KCSAN, debug objects, list corruption, lockups, RCU stalls, hung
-# tasks, kmemleak) and prints the lines it found. Also: the module is not
-# left loaded; on a kernel with lockdep, lockdep is still validating (it
+# for the reports of rbn_dmesg_reports (ktap_helpers.sh: WARNING, BUG,
+# Oops, lockdep, sleeping function called from invalid context, KASAN,
+# UBSAN, KFENCE, KCSAN, debug objects, list corruption, lockups, RCU
+# stalls, hung tasks, kmemleak) and prints the lines it found. A KCSAN
+# report of a data race of the kernel itself, no rbnest frame in it, is
+# listed and not counted. Also: the module is not left loaded; on a
+# kernel with lockdep, lockdep is still validating (it
 # turns itself off after its first report, so a report before the mark,
 # at boot, would leave everything after it unchecked); on a kernel with
 # kmemleak, a scan made now that the module is unloaded finds no leak
@@ -44,20 +46,24 @@ else
 fi
 rbn_dmesg_after "$mark" >"$log"
 lines=$(wc -l <"$log")
-grep -E "$rbn_dmesg_bad_re" "$log" >"$log.bad"
+rbn_dmesg_reports "$log" "$log.races" >"$log.bad"
 bad=$(wc -l <"$log.bad")
 head -n 40 "$log.bad" | sed 's/^/# dmesg: /'
 # the context of the first one
 if [ "$bad" -gt 0 ]; then
-	first=$(grep -n -m 1 -E "$rbn_dmesg_bad_re" "$log" | cut -d: -f1)
+	first=$(grep -n -m 1 -F "$(head -n 1 "$log.bad")" "$log" | cut -d: -f1)
 	sed -n "$((first > 5 ? first - 5 : 1)),$((first + 30))p" "$log" |
 		sed 's/^/# context: /'
 fi
 ktap_print_msg "$lines lines checked, $bad matching /$rbn_dmesg_bad_re/"
+if [ -s "$log.races" ]; then
+	ktap_print_msg "KCSAN reports of data races of the kernel itself (no rbnest frame), not counted:"
+	sed 's/^\[[^]]*\] *//' "$log.races" | sort | uniq -c | sed 's/^/#   /'
+fi
 ok=0
 [ "$lines" -gt 0 ] && [ "$bad" -eq 0 ] && ok=1
 ktap_test_result $ok "no kernel warning in the log"
-rm -f "$log" "$log.bad"
+rm -f "$log" "$log.bad" "$log.races"
 
 ok=1
 if rbn_loaded; then
@@ -75,6 +81,13 @@ if [ -r /proc/lockdep_stats ]; then
 	ktap_test_result $ok "lockdep still validating"
 else
 	ktap_test_skip "lockdep still validating" "no lockdep in this kernel"
+fi
+
+# KCSAN (6.1-kcsan): what it watched during the run, as evidence that it
+# was looking (a data race it reports fails the log check above).
+if [ -r "$rbn_debugfs/kcsan" ]; then
+	ktap_print_msg "kcsan: $(grep -E '^(enabled|used_watchpoints|setup_watchpoints|data_races|assert_failures|no_capacity|report_races|races_unknown_origin):' \
+		"$rbn_debugfs/kcsan" | tr '\n' ' ')"
 fi
 
 if rbn_kmemleak_scan; then

@@ -144,7 +144,10 @@ ktap_test_result $ok "D: a good load and unload still work"
 
 # ---- E
 rbn_dmesg_after "test_loadfail begin" >"$t/dmesg"
-grep -E "$rbn_dmesg_bad_re|Unable to handle|page fault" "$t/dmesg" >"$t/bad"
+{
+	rbn_dmesg_reports "$t/dmesg"
+	grep -E "Unable to handle|page fault" "$t/dmesg"
+} | sort -u >"$t/bad"
 bad=$(grep -c . "$t/bad")
 head -n 20 "$t/bad" | sed 's/^/# dmesg: /'
 ktap_print_msg "kernel log: $(grep -c . "$t/dmesg") lines since the start, $bad bad"

@@ -10,7 +10,9 @@
 # debugging, the lockup, RCU stall and hung-task detectors, kmemleak) and
 # must match; each clean line, from the boot and the selftests of the
 # debug kernels (their checkers announcing themselves, rbnest's own
-# messages), must not. Output is KTAP.
+# messages), must not. A KCSAN report of a data race of the kernel itself
+# (no rbnest frame) is listed apart, not counted; one with an rbnest
+# frame, or cut short, is counted (rbn_dmesg_reports). Output is KTAP.
 
 set -uo pipefail
 
@@ -88,8 +90,28 @@ clean=(
 	'[    1.234567] name failslab, interval 1, probability 0, space 0, times 1'
 )
 
+# KCSAN reports, whole: one of the kernel itself (no rbnest frame) is not
+# counted, one with an rbnest frame on either side is.
+kcsan_block() {
+	cat <<EOF2
+[    8.855990] ==================================================================
+[    8.856854] BUG: KCSAN: data-race in ktime_get_mono_fast_ns / timekeeping_update
+[    8.857359] 
+[    8.857554] write to 0xffffffff81c9d948 of 56 bytes by interrupt on cpu 0:
+[    8.858010]  timekeeping_update+0x1a9/0x490
+[    8.859234]  tick_do_update_jiffies64+0x14b/0x1a0
+[    8.866400] read to 0xffffffff81c9d964 of 4 bytes by task 317 on cpu 1:
+[    8.866781]  ktime_get_mono_fast_ns+0xb2/0xf0
+[    8.867076]  $1
+[    8.869369] Reported by Kernel Concurrency Sanitizer on:
+[    8.869502] CPU: 1 PID: 317 Comm: rbnest_task/1 Tainted: G           O       6.1.192-kcsan #1
+[    8.870118] ==================================================================
+EOF2
+}
+kcsan_cases=3
+
 echo "KTAP version 1"
-echo "1..$((${#reports[@]} + ${#clean[@]}))"
+echo "1..$((${#reports[@]} + ${#clean[@]} + kcsan_cases))"
 n=0
 nr_fail=0
 for l in "${reports[@]}"; do
@@ -110,6 +132,28 @@ for l in "${clean[@]}"; do
 		echo "ok $n clean line: ${l#*] }"
 	fi
 done
-echo "# ${#reports[@]} report lines, ${#clean[@]} clean lines, $nr_fail wrong"
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+kcsan_block "do_exit+0x4e6/0x1080" >"$tmp/kernel"
+kcsan_block "rbn_module_clock+0x38/0x50 [rbnest]" >"$tmp/rbnest"
+{ kcsan_block "do_exit+0x4e6/0x1080"; echo '[    9.1] kcsan: a report cut short'; } |
+	head -n 8 >"$tmp/cut"
+for c in kernel rbnest cut; do
+	n=$((n + 1))
+	: >"$tmp/races.$c"
+	got=$(rbn_dmesg_reports "$tmp/$c" "$tmp/races.$c" | wc -l)
+	races=$(wc -l <"$tmp/races.$c")
+	case $c:$got:$races in
+	kernel:0:1 | rbnest:1:0 | cut:1:0)
+		echo "ok $n KCSAN report ($c): $got counted, $races listed as the kernel's"
+		;;
+	*)
+		nr_fail=$((nr_fail + 1))
+		echo "not ok $n KCSAN report ($c): $got counted, $races listed as the kernel's"
+		;;
+	esac
+done
+
+echo "# ${#reports[@]} report lines, ${#clean[@]} clean lines, $kcsan_cases KCSAN reports, $nr_fail wrong"
 echo "# $((n - nr_fail)) passed, $nr_fail failed"
 [ $nr_fail -eq 0 ]
