@@ -423,13 +423,14 @@ rbn_unload()
 # Where the module's readers sleep, for rbn_wait_blocked: read() and
 # splice() of trace_pipe_raw (wait_event_interruptible() in rbn_raw_wait(),
 # which the compiler may fold into its callers), read() of trace_pipe, and
-# poll() of any of them (the kernel's do_sys_poll()).
+# poll() of any of them (the kernel's do_sys_poll(), or on a debug kernel
+# the poll_schedule_timeout() it does not inline).
 # shellcheck disable=SC2034 # used by the tests
 rbn_wait_raw='rbn_raw_wait|rbn_raw_read|rbn_raw_splice_read'
 # shellcheck disable=SC2034
 rbn_wait_text='rbn_text_read'
 # shellcheck disable=SC2034
-rbn_wait_poll='do_sys_poll|do_poll|do_select|core_sys_select'
+rbn_wait_poll='do_sys_poll|do_poll|do_select|core_sys_select|poll_schedule_timeout'
 rbn_where=
 
 # rbn_task_where PID: "STATE WCHAN TOP" of PID now: the state letter of
@@ -461,7 +462,9 @@ rbn_wait_blocked()
 		# the name now: a "cmd &" may still be the shell before its exec
 		_wb_comm=$(cat "/proc/$1/comm" 2>/dev/null) || _wb_comm=
 		rbn_where=$(rbn_task_where "$1")
-		if echo "$rbn_where" | awk -v re="^($2)\$" '
+		# a function the compiler cloned keeps its name before a
+		# suffix ("poll_schedule_timeout.constprop.0")
+		if echo "$rbn_where" | awk -v re="^($2)([.].*)?\$" '
 			($1 == "S" || $1 == "D") && ($2 ~ re || $3 ~ re) { f = 1 }
 			END { exit !f }'; then
 			ktap_print_msg "pid $1 (${_wb_comm:-?}) blocked after $((_wb_i / 10)).$((_wb_i % 10)) s: state, wchan, stack top: $rbn_where"
