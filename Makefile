@@ -128,9 +128,9 @@ JOBS		= $(if $(filter -j%,$(MAKEFLAGS)),,-j$(shell nproc 2>/dev/null || echo 1))
 .PHONY: all run bench user-lib module module-clean check check-build bench-user \
 	coverage deps clean fuzz fuzz-build fuzz-smoke \
 	$(addprefix tests-,$(VARIANTS)) \
-	vm-check module-for module-matrix
+	vm-check module-for module-matrix fail-nth
 
-all: user-lib tests-user rbtrace
+all: user-lib tests-user rbtrace fail-nth
 
 user-lib: $(BUILD)/user/librbnest.a \
 	$(addprefix $(BUILD)/user/include/,$(notdir $(LIB_HDRS)))
@@ -197,6 +197,17 @@ RBTRACE_CFLAGS	= -std=gnu11 -g -Wall -Wextra -Werror -Wno-sign-compare -I. \
 RBTRACE_BINS	:= $(RBTRACE) $(BUILD)/asan/rbtrace $(BUILD)/user/rbgen
 
 rbtrace: $(RBTRACE)
+
+# tools/fail_nth/fail_nth: one system call with its Nth fault-injection
+# point failed (/proc/self/fail-nth), for selftests/kernel/test_faultinj.
+FAIL_NTH	:= tools/fail_nth/fail_nth
+
+fail-nth: $(FAIL_NTH)
+
+$(FAIL_NTH): tools/fail_nth/fail_nth.c
+	@echo "  LD      $@"
+	$(Q)$(CC) -std=gnu11 -g -O2 -Wall -Wextra -Werror $(EXTRA_CFLAGS) -o $@ $< \
+		$(EXTRA_LDFLAGS)
 
 $(RBTRACE): $(RBTRACE_DEPS)
 	@echo "  LD      $@"
@@ -383,7 +394,7 @@ bench-user: $(BUILD)/user/bench_user \
 
 clean:
 	rm -rf $(BUILD)
-	rm -f $(RBTRACE)
+	rm -f $(RBTRACE) $(FAIL_NTH)
 	rm -f *.o *.ko *.mod *.mod.c .*.cmd .*.d Module.symvers modules.order \
 		rbn_kcompat.h \
 		port/kernel/*.o port/kernel/.*.cmd

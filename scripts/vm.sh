@@ -24,9 +24,9 @@
 #
 # The VM boots from an initramfs built for each run in build/vm/ABI/run:
 # busybox, bash, trace-cmd, and in /rbnest rbnest.ko, selftests/kernel/
-# and tools/rbtrace/rbtrace. COMMAND runs in /rbnest with RBN_VM=1 in its
-# environment; what it writes to /out comes back into the --out
-# directory, with the kernel log of the run (vm-dmesg.txt) and the
+# tools/rbtrace/rbtrace and tools/fail_nth/fail_nth. COMMAND runs in
+# /rbnest with RBN_VM=1 in its environment; what it writes to /out comes
+# back into the --out directory, with the kernel log of the run (vm-dmesg.txt) and the
 # console output (vm-console.log). The console is also shown here as it
 # comes.
 #
@@ -123,6 +123,8 @@ stage_project() {
 		cp -a "$ROOT/selftests/kernel" "$STAGE/rbnest/selftests/"
 	fi
 	copy_prog "$ROOT/tools/rbtrace/rbtrace" /rbnest/tools/rbtrace/rbtrace
+	mkdir -p "$STAGE/rbnest/tools/fail_nth"
+	copy_prog "$ROOT/tools/fail_nth/fail_nth" /rbnest/tools/fail_nth/fail_nth
 	ln -s /rbnest/tools/rbtrace/rbtrace "$STAGE/usr/bin/rbtrace"
 }
 
@@ -350,8 +352,8 @@ main() {
 		ko=$(bash "$ROOT/scripts/vm-kernel.sh" module "$abi") || exit 1
 	fi
 	[ -f "$ko" ] || die "no module $ko"
-	make -C "$ROOT" --no-print-directory -s rbtrace ||
-		die "tools/rbtrace/rbtrace does not build"
+	make -C "$ROOT" --no-print-directory -s rbtrace fail-nth ||
+		die "tools/rbtrace/rbtrace or tools/fail_nth/fail_nth does not build"
 
 	RUN=$VM_DIR/$abi/run
 	STAGE=$RUN/initramfs
