@@ -1265,6 +1265,8 @@ static int rbn_bench_show(struct seq_file *m, void *v)
 
 static int rbn_bench_open(struct inode *inode, struct file *file)
 {
+	if (!rbn_files_ready())
+		return -ENODEV;
 	return single_open(file, rbn_bench_show, NULL);
 }
 
@@ -1283,7 +1285,8 @@ static const struct file_operations rbn_bench_fops = {
  */
 void rbn_bench_create_files(struct dentry *root)
 {
-	debugfs_create_file("bench", RBN_MODE_RW, root, NULL, &rbn_bench_fops);
+	rbn_debugfs_check(debugfs_create_file("bench", RBN_MODE_RW, root, NULL,
+					      &rbn_bench_fops));
 }
 
 /**

@@ -256,6 +256,8 @@ static int rbn_inject_show(struct seq_file *m, void *v)
 
 static int rbn_inject_open(struct inode *inode, struct file *file)
 {
+	if (!rbn_files_ready())
+		return -ENODEV;
 	return single_open(file, rbn_inject_show, NULL);
 }
 
@@ -382,7 +384,8 @@ int rbn_inject_init(void)
  */
 void rbn_inject_create_files(struct dentry *root)
 {
-	debugfs_create_file("inject", RBN_MODE_RW, root, NULL, &rbn_inject_fops);
+	rbn_debugfs_check(debugfs_create_file("inject", RBN_MODE_RW, root, NULL,
+					      &rbn_inject_fops));
 }
 
 /**

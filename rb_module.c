@@ -64,6 +64,18 @@ static struct dentry **rbn_cpu_dirs;
 
 /* Serialises the control files: tracing_on, clock, size, reset. */
 static DEFINE_MUTEX(rbn_ctl_mutex);
+
+/*
+ * Set once the load cannot fail any more. The files exist a little
+ * before: a load fails when one of them could not be created, and the
+ * loader frees a module whose init failed whatever its reference count,
+ * so a file opened in between would outlive the module. Until then every
+ * open fails (rbn_files_ready()).
+ */
+static bool rbn_files_live;
+
+/* The first error of the debugfs tree's creation (rbn_debugfs_check()). */
+static int rbn_debugfs_err;
 static bool rbn_tracing_on = true;
 /* buffer_size_kb as last set: the ring holds at least this much data. */
 static unsigned long rbn_size_kb;
@@ -179,6 +191,45 @@ void rbn_buffer_reset(void)
  */
 #define RBN_CTL_MAX	64
 
+/**
+ * rbn_files_ready - may a file of the module be opened?
+ *
+ * Every open handler of the module calls it first and fails with -ENODEV
+ * while it returns false: from the creation of the files until the load
+ * is complete.
+ *
+ * Return: true once the load is complete.
+ */
+bool rbn_files_ready(void)
+{
+	/* Pairs with the smp_store_release() at the end of rbnest_init(). */
+	return smp_load_acquire(&rbn_files_live);
+}
+
+static int rbn_simple_open(struct inode *inode, struct file *file)
+{
+	if (!rbn_files_ready())
+		return -ENODEV;
+	return simple_open(inode, file);
+}
+
+/**
+ * rbn_debugfs_check - note a file or directory debugfs could not create
+ * @d:	what a debugfs_create_*() call returned
+ *
+ * The debugfs tree is the module's whole interface: a load that cannot
+ * create all of it fails (rbnest_init()), instead of going on without a
+ * file, as a debugfs user usually does. Called during init only.
+ *
+ * Return: @d.
+ */
+struct dentry *rbn_debugfs_check(struct dentry *d)
+{
+	if (IS_ERR(d) && !rbn_debugfs_err)
+		rbn_debugfs_err = PTR_ERR(d);
+	return d;
+}
+
 static ssize_t rbn_copy_value(char *buf, const char __user *ubuf, size_t cnt)
 {
 	if (!cnt || cnt >= RBN_CTL_MAX)
@@ -269,7 +320,7 @@ static ssize_t rbn_int_write(struct file *file, const char __user *ubuf,
 
 static const struct file_operations rbn_int_fops = {
 	.owner	= THIS_MODULE,
-	.open	= simple_open,
+	.open	= rbn_simple_open,
 	.read	= rbn_int_read,
 	.write	= rbn_int_write,
 	.llseek	= default_llseek,
@@ -351,6 +402,8 @@ static int rbn_clock_show(struct seq_file *m, void *v)
 
 static int rbn_clock_open(struct inode *inode, struct file *file)
 {
+	if (!rbn_files_ready())
+		return -ENODEV;
 	return single_open(file, rbn_clock_show, NULL);
 }
 
@@ -399,7 +452,7 @@ static ssize_t rbn_reset_write(struct file *file, const char __user *ubuf,
 
 static const struct file_operations rbn_reset_fops = {
 	.owner	= THIS_MODULE,
-	.open	= simple_open,
+	.open	= rbn_simple_open,
 	.write	= rbn_reset_write,
 	.llseek	= noop_llseek,
 };
@@ -428,6 +481,8 @@ static int rbn_header_page_show(struct seq_file *m, void *v)
 
 static int rbn_header_page_open(struct inode *inode, struct file *file)
 {
+	if (!rbn_files_ready())
+		return -ENODEV;
 	return single_open(file, rbn_header_page_show, NULL);
 }
 
@@ -449,7 +504,7 @@ static ssize_t rbn_const_read(struct file *file, char __user *ubuf,
 
 static const struct file_operations rbn_const_fops = {
 	.owner	= THIS_MODULE,
-	.open	= simple_open,
+	.open	= rbn_simple_open,
 	.read	= rbn_const_read,
 	.llseek	= default_llseek,
 };
@@ -490,6 +545,8 @@ static int rbn_stats_show(struct seq_file *m, void *v)
 
 static int rbn_stats_open(struct inode *inode, struct file *file)
 {
+	if (!rbn_files_ready())
+		return -ENODEV;
 	return single_open(file, rbn_stats_show, inode->i_private);
 }
 
@@ -515,13 +572,11 @@ struct dentry *rbn_debugfs_cpu_dir(int cpu)
 }
 
 /*
- * The whole tree, once nothing of the load can fail any more: a module
- * whose init fails is freed whatever its reference count, so a file of it
- * opened during init would outlive it. Nothing here fails: debugfs's
- * create functions are not to be checked, a file that could not be
- * created is just missing.
+ * The whole tree, once nothing else of the load can fail: it fails only
+ * when a file or directory could not be created (the first error), and
+ * no file can be opened before the load is complete (rbn_files_ready()).
  */
-static void rbn_debugfs_create_files(void)
+static int rbn_debugfs_create_files(void)
 {
 	struct dentry *per_cpu, *dir;
 	char name[16];
@@ -529,35 +584,46 @@ static void rbn_debugfs_create_files(void)
 	int i;
 
 	for (i = 0; i < ARRAY_SIZE(rbn_int_files); i++)
-		debugfs_create_file(rbn_int_files[i].name, RBN_MODE_RW,
-				    rbn_root, &rbn_int_files[i], &rbn_int_fops);
-	debugfs_create_file("trace_clock", RBN_MODE_RW, rbn_root, NULL,
-			    &rbn_clock_fops);
-	debugfs_create_file("reset", RBN_MODE_WO, rbn_root, NULL,
-			    &rbn_reset_fops);
-	debugfs_create_file("header_page", RBN_MODE_RO, rbn_root, NULL,
-			    &rbn_header_page_fops);
-	debugfs_create_file("header_event", RBN_MODE_RO, rbn_root,
-			    (void *)RBN_HEADER_EVENT, &rbn_const_fops);
+		rbn_debugfs_check(debugfs_create_file(rbn_int_files[i].name,
+						      RBN_MODE_RW, rbn_root,
+						      &rbn_int_files[i],
+						      &rbn_int_fops));
+	rbn_debugfs_check(debugfs_create_file("trace_clock", RBN_MODE_RW,
+					      rbn_root, NULL,
+					      &rbn_clock_fops));
+	rbn_debugfs_check(debugfs_create_file("reset", RBN_MODE_WO, rbn_root,
+					      NULL, &rbn_reset_fops));
+	rbn_debugfs_check(debugfs_create_file("header_page", RBN_MODE_RO,
+					      rbn_root, NULL,
+					      &rbn_header_page_fops));
+	rbn_debugfs_check(debugfs_create_file("header_event", RBN_MODE_RO,
+					      rbn_root,
+					      (void *)RBN_HEADER_EVENT,
+					      &rbn_const_fops));
 
+	/* A directory that failed makes the files under it fail too. */
 	dir = debugfs_create_dir("events", rbn_root);
 	dir = debugfs_create_dir("rbnest", dir);
 	dir = debugfs_create_dir("sample", dir);
-	debugfs_create_file("format", RBN_MODE_RO, dir,
-			    (void *)RBN_SAMPLE_FORMAT, &rbn_const_fops);
+	rbn_debugfs_check(debugfs_create_file("format", RBN_MODE_RO, dir,
+					      (void *)RBN_SAMPLE_FORMAT,
+					      &rbn_const_fops));
 
 	per_cpu = debugfs_create_dir("per_cpu", rbn_root);
 	for (cpu = 0; cpu < rbn_nr_cpus(rbn_buf); cpu++) {
 		snprintf(name, sizeof(name), "cpu%ld", cpu);
 		rbn_cpu_dirs[cpu] = debugfs_create_dir(name, per_cpu);
-		debugfs_create_file("stats", RBN_MODE_RO, rbn_cpu_dirs[cpu],
-				    (void *)cpu, &rbn_stats_fops);
+		rbn_debugfs_check(debugfs_create_file("stats", RBN_MODE_RO,
+						      rbn_cpu_dirs[cpu],
+						      (void *)cpu,
+						      &rbn_stats_fops));
 	}
 
 	rbn_pipe_create_files(rbn_root);
 	rbn_inject_create_files(rbn_root);
 	rbn_bench_create_files(rbn_root);
 	rbn_writers_create_files(rbn_root);
+	return rbn_debugfs_err;
 }
 
 /* ------------------------------------------------------------------ */
@@ -611,8 +677,8 @@ static int __init rbnest_init(void)
 	}
 
 	/*
-	 * Everything that can fail comes first, the files last: until
-	 * rbn_debugfs_create_files() nobody can open a file of the module.
+	 * Everything that can fail comes first, the files last; and no file
+	 * can be opened before the end (rbn_files_ready()).
 	 */
 	buf = rbn_alloc(&cfg);
 	if (IS_ERR(buf)) {
@@ -644,13 +710,26 @@ static int __init rbnest_init(void)
 		pr_err("cannot create the debugfs directory: %d\n", ret);
 		goto err_exit_writers;
 	}
-	rbn_debugfs_create_files();
+	ret = rbn_debugfs_create_files();
+	if (ret) {
+		pr_err("cannot create the debugfs files: %d\n", ret);
+		goto err_remove_files;
+	}
+	/* Every file is there: they may be opened from now on. */
+	smp_store_release(&rbn_files_live, true);
 
 	pr_info("%d CPUs, %lu sub-buffers of %u bytes per CPU, clock %s%s\n",
 		rbn_nr_cpus(buf), rbn_nr_subbufs(buf), rbn_subbuf_size(buf),
 		rbn_clock_names[rbn_clock_id], overwrite ? ", overwrite" : "");
 	return 0;
 
+err_remove_files:
+	/*
+	 * No open succeeded, and debugfs_remove_recursive() waits for an
+	 * open that is still on its way to fail.
+	 */
+	rbn_pipe_remove_files();
+	debugfs_remove_recursive(rbn_root);
 err_exit_writers:
 	rbn_root = NULL;
 	rbn_writers_exit();

@@ -32,6 +32,8 @@ extern unsigned int rbn_buffer_percent;
 void rbn_buffer_reset(void);
 bool rbn_tracing_is_on(void);
 struct dentry *rbn_debugfs_cpu_dir(int cpu);
+bool rbn_files_ready(void);
+struct dentry *rbn_debugfs_check(struct dentry *d);
 
 /* rb_pipe.c */
 int rbn_pipe_init(void);

@@ -415,6 +415,8 @@ static int rbn_raw_open(struct inode *inode, struct file *file)
 {
 	struct rbn_raw *raw;
 
+	if (!rbn_files_ready())
+		return -ENODEV;
 	raw = kzalloc(sizeof(*raw), GFP_KERNEL);
 	if (!raw)
 		return -ENOMEM;
@@ -742,6 +744,8 @@ static int rbn_text_open(struct inode *inode, struct file *file)
 {
 	struct rbn_text *text;
 
+	if (!rbn_files_ready())
+		return -ENODEV;
 	text = kzalloc(sizeof(*text), GFP_KERNEL);
 	if (!text)
 		return -ENOMEM;
@@ -1040,6 +1044,8 @@ err_free_trace:
  */
 static int rbn_trace_open(struct inode *inode, struct file *file)
 {
+	if (!rbn_files_ready())
+		return -ENODEV;
 	if ((file->f_mode & FMODE_WRITE) && (file->f_flags & O_TRUNC))
 		rbn_buffer_reset();
 	if (!(file->f_mode & FMODE_READ))
@@ -1122,29 +1128,29 @@ int rbn_pipe_init(void)
  * trace and trace_pipe go into @root, trace_pipe_raw into each directory
  * rbn_debugfs_cpu_dir() returns. trace_pipe_raw is created "unsafe":
  * debugfs's full proxy has no splice_read; the module reference of the
- * open file keeps its operations alive instead. Cannot fail: called once
- * nothing of the load can fail any more.
+ * open file keeps its operations alive instead. A file that could not be
+ * created fails the load (rbn_debugfs_check()).
  */
 void rbn_pipe_create_files(struct dentry *root)
 {
 	struct rbn_pipe_cpu *pcs = rbn_pipe_cpus;
-	struct dentry *dir;
+	struct dentry *dir, *d;
 	int cpu;
 
 	for (cpu = 0; cpu < rbn_pipe_nr_cpus; cpu++) {
 		dir = rbn_debugfs_cpu_dir(cpu);
 		if (IS_ERR_OR_NULL(dir))
 			continue;
-		pcs[cpu].raw = debugfs_create_file_unsafe("trace_pipe_raw",
-							  RBN_MODE_RO, dir,
-							  &pcs[cpu],
-							  &rbn_raw_fops);
+		d = debugfs_create_file_unsafe("trace_pipe_raw", RBN_MODE_RO,
+					       dir, &pcs[cpu], &rbn_raw_fops);
+		pcs[cpu].raw = rbn_debugfs_check(d);
 	}
-	rbn_trace_dentry = debugfs_create_file("trace", RBN_MODE_RW, root,
-					       NULL, &rbn_trace_fops);
-	rbn_trace_pipe_dentry = debugfs_create_file("trace_pipe", RBN_MODE_RO,
-						    root, NULL,
-						    &rbn_text_fops);
+	d = debugfs_create_file("trace", RBN_MODE_RW, root, NULL,
+				&rbn_trace_fops);
+	rbn_trace_dentry = rbn_debugfs_check(d);
+	d = debugfs_create_file("trace_pipe", RBN_MODE_RO, root, NULL,
+				&rbn_text_fops);
+	rbn_trace_pipe_dentry = rbn_debugfs_check(d);
 }
 
 /**

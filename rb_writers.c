@@ -1102,6 +1102,8 @@ static int rbn_kprobe_events_show(struct seq_file *m, void *v)
 
 static int rbn_kprobe_events_open(struct inode *inode, struct file *file)
 {
+	if (!rbn_files_ready())
+		return -ENODEV;
 	/* Like tracefs: "> kprobe_events" removes every kprobe first. */
 	if ((file->f_mode & FMODE_WRITE) && (file->f_flags & O_TRUNC)) {
 		mutex_lock(&rbn_writers_mutex);
@@ -1326,6 +1328,8 @@ static int rbn_sources_show(struct seq_file *m, void *v)
 
 static int rbn_sources_open(struct inode *inode, struct file *file)
 {
+	if (!rbn_files_ready())
+		return -ENODEV;
 	return single_open(file, rbn_sources_show, NULL);
 }
 
@@ -1445,10 +1449,11 @@ int rbn_writers_init(const char *sources)
  */
 void rbn_writers_create_files(struct dentry *root)
 {
-	debugfs_create_file("sources", RBN_MODE_RW, root, NULL,
-			    &rbn_sources_fops);
-	debugfs_create_file("kprobe_events", RBN_MODE_RW, root, NULL,
-			    &rbn_kprobe_events_fops);
+	rbn_debugfs_check(debugfs_create_file("sources", RBN_MODE_RW, root,
+					      NULL, &rbn_sources_fops));
+	rbn_debugfs_check(debugfs_create_file("kprobe_events", RBN_MODE_RW,
+					      root, NULL,
+					      &rbn_kprobe_events_fops));
 }
 
 /**
