@@ -8,8 +8,8 @@
 #
 #   --kernel K      6.1 (default), 6.1-rt, 6.12, 6.12-rt or an ABI name
 #                   (scripts/vm-kernel.sh says which packages they are),
-#                   or 6.12-rt-debug: PREEMPT_RT with lockdep, built here
-#                   by scripts/debug-kernel.sh on first use
+#                   or a debug kernel built here by scripts/debug-kernel.sh
+#                   on first use (6.1-debug, 6.1-kcsan, 6.12-rt-debug)
 #   --cpus N        virtual CPUs (default 2)
 #   --mem SIZE      memory, as QEMU takes it (default 4G; / and /tmp of
 #                   the guest live in it)
@@ -22,11 +22,14 @@
 #   --verbose       show all the kernel's messages on the console (by
 #                   default only warnings and worse: loglevel=5)
 #
-# The VM boots from an initramfs built for each run in build/vm/ABI/run:
+# The VM boots from an initramfs built for each run in build/vm/ABI/run
+# (build/vm/ABI/run-NAME with VM_RUN_NAME=NAME: runs on one kernel wait
+# for each other, unless their names differ):
 # busybox, bash, trace-cmd, and in /rbnest rbnest.ko, selftests/kernel/
 # tools/rbtrace/rbtrace and tools/fail_nth/fail_nth. COMMAND runs in
-# /rbnest with RBN_VM=1 in its environment; what it writes to /out comes
-# back into the --out directory, with the kernel log of the run (vm-dmesg.txt) and the
+# /rbnest with RBN_VM=1 and RBN_VM_TCG (single or multi: VM_TCG_THREAD)
+# in its environment; what it writes to /out comes back into the --out
+# directory, with the kernel log of the run (vm-dmesg.txt) and the
 # console output (vm-console.log). The console is also shown here as it
 # comes.
 #
@@ -193,6 +196,7 @@ write_init() {
 # (a tar archive written on the raw disk) and power off.
 
 export PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME=/root RBN_VM=1
+export RBN_VM_TCG=$(cat /etc/rbnest-vm/tcg)
 
 mount -t devtmpfs dev /dev
 exec </dev/console >/dev/console 2>&1
@@ -235,6 +239,7 @@ build_initramfs() {
 	stage_project "$ko"
 	stage_modules "$config"
 	write_init
+	echo "$TCG_THREAD" >"$STAGE/etc/rbnest-vm/tcg"
 	write_command "$@"
 	(cd "$STAGE" && find . | LC_ALL=C sort | cpio -o -H newc --quiet) |
 		gzip -1 >"$RUN/initramfs.cpio.gz"
@@ -355,7 +360,7 @@ main() {
 	make -C "$ROOT" --no-print-directory -s rbtrace fail-nth ||
 		die "tools/rbtrace/rbtrace or tools/fail_nth/fail_nth does not build"
 
-	RUN=$VM_DIR/$abi/run
+	RUN=$VM_DIR/$abi/run${VM_RUN_NAME:+-$VM_RUN_NAME}
 	STAGE=$RUN/initramfs
 	mkdir -p "$RUN"
 	# Two runs on one kernel would share the run directory.
