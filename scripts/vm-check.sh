@@ -4,7 +4,11 @@
 # vm-check.sh - run the kernel selftests (selftests/kernel/run.sh) in the
 # VM on each kernel given, and add their results up.
 #
-# Usage: scripts/vm-check.sh [--ktap] KERNEL...
+# Usage: scripts/vm-check.sh [--ktap] [--background | --wait] KERNEL...
+#
+# --background starts each kernel's run and returns; a later --wait with
+# the same kernels waits for them and reports as a plain run does (the
+# runs' state is in build/vm/check-bg/KERNEL).
 #
 # Each kernel's /out and console log go to build/vm/check/KERNEL. The
 # runner's last "N passed, N failed, N skipped" line is added to the
@@ -19,16 +23,19 @@
 #
 # Environment: VM_JOBS (kernels run at the same time, default 1: with
 # more, each console is shown when its run is over), VM_CPUS (default 2),
-# VM_TIMEOUT (seconds per kernel,
-# default vm.sh's), VM_ARGS (more scripts/vm.sh options); RBN_QUICK,
-# RBN_TEST_TIMEOUT, RBN_KEEP and RBN_MIN_EVENTS are passed on to the
-# runner in the guest. On a debug kernel of scripts/debug-kernel.sh,
-# RBN_MIN_EVENTS is RBN_MIN_EVENTS_DEBUG (default 150000) unless set.
+# VM_TIMEOUT (seconds per kernel, default vm.sh's), VM_ARGS (more
+# scripts/vm.sh options); RBN_QUICK,
+# RBN_TEST_TIMEOUT, RBN_KEEP, RBN_MIN_EVENTS, RBN_NMI_ROUNDS and
+# RBN_FAULT_ORDERS are passed on to the runner in the guest. On a debug
+# kernel of scripts/debug-kernel.sh, RBN_MIN_EVENTS is
+# RBN_MIN_EVENTS_DEBUG (default 150000) and RBN_NMI_ROUNDS is
+# RBN_NMI_ROUNDS_DEBUG (default 8) unless set.
 
 set -eu
 
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 RUNNER=selftests/kernel/run.sh
+BG_DIR=$ROOT/build/vm/check-bg
 TOTALS_RE='^[0-9]+ passed, [0-9]+ failed, [0-9]+ skipped'
 
 pass=0 fail=0 skip=0
@@ -45,19 +52,23 @@ run_kernel() {
 	# shellcheck disable=SC2206 # VM_ARGS is a list of options
 	args+=(${VM_ARGS:-})
 	local knobs=(RBN_VM=1) v
-	for v in RBN_QUICK RBN_TEST_TIMEOUT RBN_KEEP RBN_MIN_EVENTS; do
+	for v in RBN_QUICK RBN_TEST_TIMEOUT RBN_KEEP RBN_MIN_EVENTS \
+		RBN_NMI_ROUNDS RBN_FAULT_ORDERS; do
 		[ -n "${!v:-}" ] && knobs+=("$v=${!v}")
 	done
 	# KASAN, lockdep and KCSAN slow every write down several times:
-	# test_nesting's event count is for a production kernel.
-	if [ -z "${RBN_MIN_EVENTS:-}" ] &&
-	   bash "$ROOT/scripts/debug-kernel.sh" is-debug "$k"; then
-		knobs+=("RBN_MIN_EVENTS=${RBN_MIN_EVENTS_DEBUG:-150000}")
+	# test_nesting's event count is for a production kernel, and a
+	# load/unload round of test_nmi takes 10 s there.
+	if bash "$ROOT/scripts/debug-kernel.sh" is-debug "$k"; then
+		[ -n "${RBN_MIN_EVENTS:-}" ] ||
+			knobs+=("RBN_MIN_EVENTS=${RBN_MIN_EVENTS_DEBUG:-150000}")
+		[ -n "${RBN_NMI_ROUNDS:-}" ] ||
+			knobs+=("RBN_NMI_ROUNDS=${RBN_NMI_ROUNDS_DEBUG:-8}")
 	fi
 	rm -rf "$out"
 	# The runner's knobs reach the guest through env(1) in the command.
 	bash "$ROOT/scripts/vm.sh" "${args[@]}" -- env "${knobs[@]}" \
-		sh "$RUNNER" >"$log" 2>&1 || rc=$?
+		sh "$RUNNER" >>"$log" 2>&1 || rc=$?
 	echo $rc >"$rcfile"
 }
 
@@ -145,20 +156,64 @@ print_flat() {
 	done
 }
 
+# --background: start each kernel's run and return at once.
+start_background() {
+	local k bg
+	for k in "$@"; do
+		bg=$BG_DIR/$k
+		rm -rf "$bg"
+		mkdir -p "$bg"
+		run_kernel "$k" "$bg/console.log" "$bg/rc" </dev/null >/dev/null 2>&1 &
+		echo $! >"$bg/pid"
+		echo "# vm-check: kernel $k started in the background (pid $!)"
+	done
+}
+
+# --wait: wait for the runs --background started, then as usual.
+wait_background() {
+	local k bg pid
+	for k in "$@"; do
+		bg=$BG_DIR/$k
+		echo "# ==== kernel $k (run in the background)"
+		if ! pid=$(cat "$bg/pid" 2>/dev/null); then
+			echo "# vm-check: kernel $k was not started (--background)"
+			collect_kernel "$k" 1
+			continue
+		fi
+		while [ ! -f "$bg/rc" ] && kill -0 "$pid" 2>/dev/null; do
+			sleep 5
+		done
+		show "$bg/console.log"
+		collect_kernel "$k" "$(cat "$bg/rc" 2>/dev/null || echo 1)"
+	done
+}
+
 main() {
-	local k
+	local k mode=
 	if [ "${1:-}" = --ktap ]; then
 		ktap=1
 		shift
 	fi
-	[ $# -gt 0 ] || { echo "usage: vm-check.sh [--ktap] KERNEL..." >&2 && exit 1; }
+	case ${1:-} in
+	--background | --wait)
+		mode=$1
+		shift
+		;;
+	esac
+	[ $# -gt 0 ] || { echo "usage: vm-check.sh [--ktap] [--background|--wait] KERNEL..." >&2 && exit 1; }
 	if [ ! -f "$ROOT/$RUNNER" ]; then
 		echo "vm-check: no $RUNNER yet, nothing to run"
 		exit 0
 	fi
+	if [ "$mode" = --background ]; then
+		start_background "$@"
+		exit 0
+	fi
 	tmp=$(mktemp -d)
 	trap 'rm -rf "$tmp"' EXIT
-	if [ "${VM_JOBS:-1}" -gt 1 ]; then
+	if [ "$mode" = --wait ]; then
+		wait_background "$@"
+	elif [ "${VM_JOBS:-1}" -gt 1 ]; then
 		# Each VM runs on one host thread: several kernels at once,
 		# each console shown once its run is over.
 		echo "# ==== kernels $*, ${VM_JOBS} at a time"
@@ -180,6 +235,8 @@ main() {
 	else
 		for k in "$@"; do
 			echo "# ==== kernel $k"
+			# there before tail opens it
+			: >"$tmp/$k.log"
 			run_kernel "$k" "$tmp/$k.log" "$tmp/$k.rc" &
 			# the console as it comes
 			tail -n +1 -f --pid=$! "$tmp/$k.log" 2>/dev/null | show /dev/stdin
