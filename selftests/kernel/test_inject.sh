@@ -71,16 +71,18 @@ total_late()
 	     END { print n + 0 }' "$rbn_dir/inject"
 }
 
-# cpu_hits LABEL: "cpuN=H ..." of the online CPUs ("" without per-CPU fields)
+# cpu_hits LABEL: "cpuN=H ..." of the online CPUs ("" without per-CPU
+# fields), in one pass
 cpu_hits()
 {
-	_out=
-	for _c in $online; do
-		_v=$(rbn_inject_field "$1" "cpu$_c")
-		[ -n "$_v" ] || return 0
-		_out="$_out cpu$_c=$_v"
-	done
-	echo "$_out"
+	awk -v l="$1" -v cpus="$online" 'tolower($1) == l {
+		n = split(cpus, c, " ")
+		for (i = 1; i <= n; i++)
+			for (j = 2; j <= NF; j++)
+				if (index($j, "cpu" c[i] "=") == 1)
+					printf " %s", $j
+		exit
+	}' "$rbn_dir/inject"
 }
 
 # all_hit LABEL BASE_HITS BASE_CPU_HITS: every online CPU hit LABEL since
@@ -88,12 +90,20 @@ cpu_hits()
 all_hit()
 {
 	if [ -n "$3" ]; then
-		for _c in $online; do
-			_b=$(echo "$3" | tr ' ' '\n' | sed -n "s/^cpu$_c=//p")
-			_v=$(rbn_inject_field "$1" "cpu$_c")
-			[ "${_v:-0}" -gt "${_b:-0}" ] || return 1
-		done
-		return 0
+		cpu_hits "$1" | awk -v base="$3" '{
+			n = split(base, b, " ")
+			for (i = 1; i <= n; i++) {
+				split(b[i], kv, "=")
+				was[kv[1]] = kv[2]
+			}
+			for (i = 1; i <= NF; i++) {
+				split($i, kv, "=")
+				if (kv[2] + 0 <= was[kv[1]] + 0)
+					exit 1
+			}
+			exit NF == 0
+		}'
+		return
 	fi
 	_v=$(rbn_inject_field "$1" hits)
 	[ $((${_v:-0} - $2)) -ge "$nr_online" ]
@@ -146,10 +156,20 @@ words()
 	esac
 }
 
-# now_ts: the buffer's clock now, the latest of the CPUs'
-now_ts()
+# stats_now: "NOW ABS SLOW ZERO LOST" of all CPUs in one pass: the
+# buffer's clock now (the latest of the CPUs'), the sums of ts_abs,
+# ts_slow, ts_zero and of dropped + commit_overrun + overrun
+stats_now()
 {
-	rbn_stat_max now_ts
+	awk '$1 == "now_ts:" && $2 + 0 > now { now = $2 + 0 }
+	     $1 == "ts_abs:" { abs += $2 }
+	     $1 == "ts_slow:" { slow += $2 }
+	     $1 == "ts_zero:" { zero += $2 }
+	     $1 == "dropped:" || $1 == "commit_overrun:" || $1 == "overrun:" {
+		lost += $2
+	     }
+	     END { printf "%.0f %.0f %.0f %.0f %.0f\n", now, abs, slow, zero, lost }' \
+		"$rbn_dir"/per_cpu/cpu*/stats
 }
 
 # window MODE LABEL: one label, in the recording that runs for the whole
@@ -161,11 +181,8 @@ window()
 	_mode=$1
 	_l=$2
 	_ok=1
-	_t0=$(now_ts)
-	_abs0=$(rbn_stat_sum ts_abs)
-	_slow0=$(rbn_stat_sum ts_slow)
-	_zero0=$(rbn_stat_sum ts_zero)
-	_drop0=$(($(rbn_stat_sum dropped) + $(rbn_stat_sum commit_overrun) + $(rbn_stat_sum overrun)))
+	stats_now >"$t/stats0"
+	read -r _t0 _abs0 _slow0 _zero0 _drop0 <"$t/stats0"
 	_hits0=$(total_hits)
 	_late0=$(total_late)
 	inject_wait "$_l" "$(words "$_l")" || {
@@ -176,11 +193,10 @@ window()
 	sleep 0.3
 	_hits=$(($(total_hits) - _hits0))
 	_late=$(($(total_late) - _late0))
-	_dabs=$(($(rbn_stat_sum ts_abs) - _abs0))
-	_dslow=$(($(rbn_stat_sum ts_slow) - _slow0))
-	_dzero=$(($(rbn_stat_sum ts_zero) - _zero0))
-	_ddrop=$(($(rbn_stat_sum dropped) + $(rbn_stat_sum commit_overrun) + $(rbn_stat_sum overrun) - _drop0))
-	echo "$_l $_t0 $(now_ts) $_hits $_late $_dabs $_dslow $_dzero $_ddrop $_ok" >>"$t/win.$_mode"
+	stats_now >"$t/stats1"
+	read -r _t1 _abs1 _slow1 _zero1 _drop1 <"$t/stats1"
+	echo "$_l $_t0 $_t1 $_hits $_late $((_abs1 - _abs0)) $((_slow1 - _slow0))" \
+		"$((_zero1 - _zero0)) $((_drop1 - _drop0)) $_ok" >>"$t/win.$_mode"
 }
 
 # run_mode MODE LABELS...: every label in one recording, then a result
