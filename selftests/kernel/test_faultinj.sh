@@ -14,8 +14,8 @@
 # ignores) is undone and counted as tolerated. The number of points of
 # each operation and the number tried are printed. Cases:
 #
-#  1-5. insmod with sources=all at sub-buffer orders 0-4 (RBN_FAULT_ORDERS;
-#       order 0 only with RBN_QUICK=1): a failed insmod leaves no module
+#  1-5. insmod with sources=all at sub-buffer orders 0-4 (RBN_FAULT_ORDERS,
+#       "0 1 2 3 4" or "0,1,2,3,4"; order 0 only with RBN_QUICK=1): a failed insmod leaves no module
 #       and no debugfs directory. An insmod passes about 550 points, most
 #       of them in the kernel's module loader (reading the file, laying
 #       out the module) before the module's init runs: the first point
@@ -82,6 +82,8 @@ if [ "${RBN_QUICK:-0}" = 1 ]; then
 	race=20
 	grow=32
 fi
+# "0,1,2" as well as "0 1 2"
+orders=$(echo "$orders" | tr ',' ' ')
 
 # Every allocation is a fault-injection point: sleeping ones, order-0
 # pages, highmem. Only fail-nth makes them fail (probability stays 0).
