@@ -128,7 +128,7 @@ JOBS		= $(if $(filter -j%,$(MAKEFLAGS)),,-j$(shell nproc 2>/dev/null || echo 1))
 .PHONY: all run bench user-lib module module-clean check check-build bench-user \
 	coverage deps clean fuzz fuzz-build fuzz-smoke \
 	$(addprefix tests-,$(VARIANTS)) \
-	vm-check module-for module-matrix fail-nth
+	vm-check module-for module-matrix fail-nth check-debug vm-parallel soak
 
 all: user-lib tests-user rbtrace fail-nth
 
@@ -300,7 +300,12 @@ module-clean:
 
 # ---- the module in a VM (scripts/vm.sh) -----------------------------------
 
+# make check's kernels: Debian's 6.1 (KERNELS), and the 6.1-debug kernel
+# of scripts/debug-kernel.sh (CHECK_DEBUG_KERNELS: KASAN, UBSAN, KFENCE,
+# kmemleak, lockdep, fault injection; built on first use, about 10
+# minutes).
 KERNELS		?= 6.1
+CHECK_DEBUG_KERNELS ?= 6.1-debug
 VM_CPUS		?= 2
 VM_TIMEOUT	?= 3600
 
@@ -321,6 +326,48 @@ vm-check:
 	@VM_CPUS="$(VM_CPUS)" VM_TIMEOUT="$(VM_TIMEOUT)" \
 		bash scripts/vm-check.sh $(KERNELS)
 
+# The parallel selftest (test_parallel) in PARALLEL_BOOTS boots in a row
+# of a VM with vCPUs that run at the same time (multi-threaded TCG), on
+# PARALLEL_CPUS vCPUs each, on PARALLEL_KERNEL.
+PARALLEL_BOOTS	?= 10
+PARALLEL_CPUS	?= 2 4
+PARALLEL_KERNEL	?= 6.1
+
+vm-parallel:
+	@bash scripts/deps.sh --kernels "$(PARALLEL_KERNEL)"
+	@bash scripts/vm-parallel.sh --boots $(PARALLEL_BOOTS) \
+		--cpus "$(PARALLEL_CPUS)" --kernel $(PARALLEL_KERNEL)
+
+# Every selftest on every debug kernel, two kernels at a time (insmod
+# swept by test_faultinj at every sub-buffer order), the module built
+# against each without a warning, and the parallel selftest on the KCSAN
+# kernel (where vCPUs that run at the same time give KCSAN races to see).
+DEBUG_KERNELS	?= 6.1-debug 6.1-kcsan 6.12-rt-debug
+DEBUG_PARALLEL_BOOTS ?= 2
+
+check-debug:
+	@bash scripts/deps.sh
+	@$(MAKE) --no-print-directory $(JOBS) rbtrace fail-nth
+	@bash $(TEST_DIR)/run.sh \
+		'@module-matrix RUN_TIMEOUT=7200 bash scripts/module-matrix.sh \
+		$(DEBUG_KERNELS)' \
+		'@vm-debug RUN_TIMEOUT=10800 RBN_QUICK=$(RBN_QUICK) \
+		RBN_FAULT_ORDERS=0,1,2,3,4 VM_JOBS=2 VM_CPUS=$(VM_CPUS) \
+		VM_TIMEOUT=7200 bash scripts/vm-check.sh --ktap $(DEBUG_KERNELS)' \
+		$(if $(filter 6.1-kcsan,$(DEBUG_KERNELS)),'@parallel-6.1-kcsan \
+		RUN_TIMEOUT=7200 RBN_QUICK=$(RBN_QUICK) bash scripts/vm-parallel.sh \
+		--ktap --boots $(DEBUG_PARALLEL_BOOTS) --cpus 2,4 --kernel 6.1-kcsan')
+
+# make soak: every writer, every page checked as it streams, for SOAK_MIN
+# minutes and until SOAK_EVENTS events (scripts/soak.sh).
+SOAK_MIN	?= 30
+SOAK_EVENTS	?= 100000000
+
+soak:
+	@bash scripts/deps.sh --kernels "$(KERNEL)"
+	@SOAK_MIN=$(SOAK_MIN) SOAK_EVENTS=$(SOAK_EVENTS) KERNEL=$(KERNEL) \
+		bash scripts/soak.sh
+
 # ---- tests ---------------------------------------------------------------
 
 deps:
@@ -334,29 +381,51 @@ COV_RUN		= '@cov/coverage $(PYTHON) scripts/coverage.py --build $(BUILD)/cov'
 
 # rbnest.ko built from scratch against every Debian kernel flavour's
 # headers, warnings counted as failures: one result line per kernel.
-MODULE_KERNELS	?= 6.1 6.1-rt 6.12 6.12-rt
+MODULE_KERNELS	?= 6.1 6.1-rt 6.12 6.12-rt 6.1-debug
 MODULE_RUN	= $(if $(strip $(MODULE_KERNELS)),'@module-matrix \
-		  bash scripts/module-matrix.sh $(MODULE_KERNELS)')
+		  RUN_TIMEOUT=3600 bash scripts/module-matrix.sh $(MODULE_KERNELS)')
 
-# The kernel selftests, one run per kernel, each test case a result line.
-VM_RUNS		= $(foreach k,$(KERNELS),'@vm-$(k) RBN_QUICK=$(RBN_QUICK) \
-		  VM_CPUS=$(VM_CPUS) VM_TIMEOUT=$(VM_TIMEOUT) \
-		  bash scripts/vm-check.sh --ktap $(k)')
+# The kernel selftests on every kernel of KERNELS, each test case a result
+# line; one boot of the parallel selftest with vCPUs that run at the same
+# time (CHECK_PARALLEL_CPUS); and the selftests of CHECK_DEBUG_KERNELS,
+# which run in the background from the start of the tests on (a VM is
+# one host thread), collected last.
+VM_JOBS		?= 1
+VM_RUNS		= '@vm RUN_TIMEOUT=$(VM_TIMEOUT) RBN_QUICK=$(RBN_QUICK) \
+		  VM_JOBS=$(VM_JOBS) VM_CPUS=$(VM_CPUS) VM_TIMEOUT=$(VM_TIMEOUT) \
+		  bash scripts/vm-check.sh --ktap $(KERNELS)'
+VM_DEBUG_TIMEOUT ?= 5400
+VM_DEBUG_START	= RBN_QUICK=$(RBN_QUICK) VM_CPUS=$(VM_CPUS) \
+		  VM_TIMEOUT=$(VM_DEBUG_TIMEOUT) bash scripts/vm-check.sh \
+		  --background $(CHECK_DEBUG_KERNELS)
+VM_DEBUG_RUNS	= $(if $(strip $(CHECK_DEBUG_KERNELS)),'@vm-debug \
+		  RUN_TIMEOUT=$(VM_DEBUG_TIMEOUT) bash scripts/vm-check.sh --ktap \
+		  --wait $(CHECK_DEBUG_KERNELS)')
+CHECK_PARALLEL_CPUS ?= 4
+PARALLEL_RUN	= $(if $(strip $(CHECK_PARALLEL_CPUS)),'@vm-parallel \
+		  RUN_TIMEOUT=1800 RBN_QUICK=$(RBN_QUICK) \
+		  bash scripts/vm-parallel.sh --ktap --boots 1 \
+		  --cpus $(CHECK_PARALLEL_CPUS)')
 RBN_QUICK	?= 1
 
 # A test program that does not build is reported as a failed run (its
 # binary is removed first so that a stale one never runs); the others
 # still run.
 check:
-	@bash scripts/deps.sh --kernels "$(sort $(KERNELS) $(MODULE_KERNELS))"
+	@bash scripts/deps.sh --kernels "$(sort $(KERNELS) $(MODULE_KERNELS) $(CHECK_DEBUG_KERNELS))"
 	@rm -f $(foreach v,$(VARIANTS),$(addprefix $(BUILD)/$(v)/,$(TESTS_$(v)))) \
 		$(RBTRACE_BINS) $(FUZZ_BINS)
+	@# What the VMs need first, then the debug kernels' selftests start in
+	@# the background (building the kernel first, on first use): they
+	@# are the longest part and run on the second CPU.
+	@$(MAKE) --no-print-directory $(JOBS) rbtrace fail-nth || true
+	@$(if $(strip $(CHECK_DEBUG_KERNELS)),$(VM_DEBUG_START))
 	@build=; $(MAKE) --no-print-directory -k $(JOBS) check-build || \
 		build='!build some programs did not build (errors above)'; \
 	find $(BUILD)/cov -name '*.gcda' -delete 2>/dev/null; \
 	bash $(TEST_DIR)/run.sh $(foreach v,$(VARIANTS),$(call run_args,$(v))) \
 		$(RBTRACE_RUNS) $(DMESG_RE_RUN) $(FUZZ_RUN) $(COV_RUN) \
-		$(MODULE_RUN) $(VM_RUNS) \
+		$(MODULE_RUN) $(PARALLEL_RUN) $(VM_RUNS) $(VM_DEBUG_RUNS) \
 		$${build:+"$$build"}
 
 check-build: user-lib $(addprefix tests-,$(VARIANTS)) $(RBTRACE_BINS) \
