@@ -265,10 +265,15 @@ epoch()
 	for _c in $(rbn_online_cpus); do
 		grep -vE ': cpu [0-9]+, [0-9]+ pages, [0-9]+ bytes, [0-9]+ events lost$' \
 			"$_d/reader.$_c.log" | sed "s/^/# reader of cpu$_c: /"
-		_sz=$(wc -c <"$_d/cpu$_c.raw" 2>/dev/null || echo 0)
-		[ "$_kind" = pipe ] && _sz=$(wc -l <"$_d/pipe.$_c")
+		if [ "$_kind" = pipe ]; then
+			_got="$(wc -l <"$_d/pipe.$_c") lines"
+		elif [ -f "$_d/cpu$_c.raw" ]; then
+			_got="$(($(wc -c <"$_d/cpu$_c.raw") / $(rbn_subbuf_size))) pages"
+		else
+			_got="no pages"
+		fi
 		ktap_print_msg "reader of cpu$_c on cpu$(peer "$_c"): $(cat "$_d/runs.$_c" 2>/dev/null || echo ?) runs" \
-			"(a run ends at EOF while tracing is off), $([ "$_kind" = pipe ] && echo "$_sz lines" || echo "$((_sz / $(rbn_subbuf_size))) pages")"
+			"(a run ends at EOF while tracing is off), $_got"
 	done
 	ktap_print_msg "$_mode $_kind: grown $_grown, shrunk under load $_shrunk," \
 		"buffer_size_kb now $(rbn_get buffer_size_kb)"
