@@ -25,16 +25,21 @@ JOBS=${RBN_BUILD_JOBS:-2}
 # Build for kernel $1 as test case $2; print its result line.
 build_one() {
 	local k=$1 n=$2 abi kdir dir log f start secs nwarn probes
-	if ! abi=$(bash "$ROOT/scripts/vm-kernel.sh" abi "$k" 2>&1); then
-		printf '# %s\n' "$abi"
+	local err=$OUT/$k.err
+	# Only stdout is the answer: what vm-kernel.sh says on stderr (a
+	# debug kernel being built, or waited for) is shown as a comment.
+	if ! abi=$(bash "$ROOT/scripts/vm-kernel.sh" abi "$k" 2>"$err"); then
+		sed 's/^/# /' "$err"
 		echo "not ok $n $k # no such kernel"
 		return
 	fi
-	if ! kdir=$(bash "$ROOT/scripts/vm-kernel.sh" headers "$abi" 2>&1); then
-		printf '# %s\n' "$kdir"
+	sed 's/^/# /' "$err"
+	if ! kdir=$(bash "$ROOT/scripts/vm-kernel.sh" headers "$abi" 2>"$err"); then
+		sed 's/^/# /' "$err"
 		echo "not ok $n $k ($abi) # no headers"
 		return
 	fi
+	rm -f "$err"
 	dir=$OUT/$abi
 	log=$dir/build.log
 	rm -rf "$dir"
