@@ -344,19 +344,26 @@ vm-parallel:
 # kernel (where vCPUs that run at the same time give KCSAN races to see).
 DEBUG_KERNELS	?= 6.1-debug 6.1-kcsan 6.12-rt-debug
 DEBUG_PARALLEL_BOOTS ?= 2
+# (a variable: a literal comma would end the $(if) below)
+DEBUG_PARALLEL_CPUS ?= 2,4
+
+# (The runs are variables: a backslash-newline inside a recipe's quotes
+# would reach the shell as it is.)
+DEBUG_MODULE_RUN = '@module-matrix RUN_TIMEOUT=7200 \
+		  bash scripts/module-matrix.sh $(DEBUG_KERNELS)'
+DEBUG_VM_RUN	= '@vm-debug RUN_TIMEOUT=10800 RBN_QUICK=$(RBN_QUICK) \
+		  RBN_FAULT_ORDERS=0,1,2,3,4 VM_JOBS=2 VM_CPUS=$(VM_CPUS) \
+		  VM_TIMEOUT=7200 bash scripts/vm-check.sh --ktap $(DEBUG_KERNELS)'
+DEBUG_PARALLEL_RUN = $(if $(filter 6.1-kcsan,$(DEBUG_KERNELS)),'@parallel-6.1-kcsan \
+		  RUN_TIMEOUT=7200 RBN_QUICK=$(RBN_QUICK) \
+		  bash scripts/vm-parallel.sh --ktap --boots $(DEBUG_PARALLEL_BOOTS) \
+		  --cpus $(DEBUG_PARALLEL_CPUS) --kernel 6.1-kcsan')
 
 check-debug:
 	@bash scripts/deps.sh
 	@$(MAKE) --no-print-directory $(JOBS) rbtrace fail-nth
-	@bash $(TEST_DIR)/run.sh \
-		'@module-matrix RUN_TIMEOUT=7200 bash scripts/module-matrix.sh \
-		$(DEBUG_KERNELS)' \
-		'@vm-debug RUN_TIMEOUT=10800 RBN_QUICK=$(RBN_QUICK) \
-		RBN_FAULT_ORDERS=0,1,2,3,4 VM_JOBS=2 VM_CPUS=$(VM_CPUS) \
-		VM_TIMEOUT=7200 bash scripts/vm-check.sh --ktap $(DEBUG_KERNELS)' \
-		$(if $(filter 6.1-kcsan,$(DEBUG_KERNELS)),'@parallel-6.1-kcsan \
-		RUN_TIMEOUT=7200 RBN_QUICK=$(RBN_QUICK) bash scripts/vm-parallel.sh \
-		--ktap --boots $(DEBUG_PARALLEL_BOOTS) --cpus 2,4 --kernel 6.1-kcsan')
+	@bash $(TEST_DIR)/run.sh $(DEBUG_MODULE_RUN) $(DEBUG_VM_RUN) \
+		$(DEBUG_PARALLEL_RUN)
 
 # make soak: every writer, every page checked as it streams, for SOAK_MIN
 # minutes and until SOAK_EVENTS events (scripts/soak.sh).
