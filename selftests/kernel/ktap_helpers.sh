@@ -258,11 +258,15 @@ rbn_dmesg_bad_re="$rbn_dmesg_bad_re|self-detected stall|detected stalls|blocked 
 rbn_dmesg_bad_re="$rbn_dmesg_bad_re|ODEBUG:.*(object type|disabled)|suspected memory leak|cut here"
 
 # rbn_dmesg_reports LOG [RACES]: the report lines (rbn_dmesg_bad_re) of
-# the kernel log in the file LOG, except KCSAN reports in which rbnest takes no part
-# (no "[rbnest]" frame in either stack: a data race of the kernel itself,
-# as 6.1 has many that later kernels annotated); the title line of each
-# of those goes to the file RACES when given. A KCSAN report whose end
-# is missing counts.
+# the kernel log in the file LOG, except KCSAN reports of a data race in
+# which rbnest makes neither access: the first frame under each "read
+# to"/"write to" line is the function that made it, and when neither is
+# an "[rbnest]" frame the race is the kernel's own, even with rbnest
+# further down a stack as the caller (6.1 has many that later kernels
+# annotated: the timekeeping latch behind ktime_get_mono_fast_ns(), which
+# the module's clock calls, is one). The title line of each of those
+# goes to the file RACES when given. A KCSAN report whose end is missing
+# counts.
 rbn_dmesg_reports()
 {
 	awk -v re="$rbn_dmesg_bad_re" -v races="${2:-}" '
@@ -273,8 +277,15 @@ rbn_dmesg_reports()
 		}
 		inblk {
 			blk[++n] = $0
-			if (index($0, "[rbnest]"))
-				rbn = 1
+			l = $0
+			sub(/^\[[ 0-9.]*\]/, "", l)
+			if (top && l ~ /[^ ]/) {
+				if (index(l, "[rbnest]"))
+					rbn = 1
+				top = 0
+			}
+			if ($0 ~ / to 0x[0-9a-f]+ of [0-9]+ bytes by /)
+				top = 1
 			if ($0 ~ /==========/) {
 				if (rbn)
 					show()
@@ -285,9 +296,7 @@ rbn_dmesg_reports()
 			next
 		}
 		/BUG: KCSAN: / {
-			inblk = 1; n = 1; blk[1] = $0; title = $0; rbn = 0
-			if (index($0, "[rbnest]"))
-				rbn = 1
+			inblk = 1; n = 1; blk[1] = $0; title = $0; rbn = 0; top = 0
 			next
 		}
 		$0 ~ re { print }

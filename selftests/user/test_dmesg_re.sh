@@ -90,8 +90,10 @@ clean=(
 	'[    1.234567] name failslab, interval 1, probability 0, space 0, times 1'
 )
 
-# KCSAN reports, whole: one of the kernel itself (no rbnest frame) is not
-# counted, one with an rbnest frame on either side is.
+# KCSAN reports, whole, with $1 the function that made the read and $2
+# its caller: a race of the kernel itself is not counted, even with
+# rbnest as the caller of the kernel function that races; one in which
+# rbnest's own code makes an access is.
 kcsan_block() {
 	cat <<EOF2
 [    8.855990] ==================================================================
@@ -101,14 +103,14 @@ kcsan_block() {
 [    8.858010]  timekeeping_update+0x1a9/0x490
 [    8.859234]  tick_do_update_jiffies64+0x14b/0x1a0
 [    8.866400] read to 0xffffffff81c9d964 of 4 bytes by task 317 on cpu 1:
-[    8.866781]  ktime_get_mono_fast_ns+0xb2/0xf0
-[    8.867076]  $1
+[    8.866781]  $1
+[    8.867076]  $2
 [    8.869369] Reported by Kernel Concurrency Sanitizer on:
 [    8.869502] CPU: 1 PID: 317 Comm: rbnest_task/1 Tainted: G           O       6.1.192-kcsan #1
 [    8.870118] ==================================================================
 EOF2
 }
-kcsan_cases=3
+kcsan_cases=4
 
 echo "KTAP version 1"
 echo "1..$((${#reports[@]} + ${#clean[@]} + kcsan_cases))"
@@ -134,17 +136,20 @@ for l in "${clean[@]}"; do
 done
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-kcsan_block "do_exit+0x4e6/0x1080" >"$tmp/kernel"
-kcsan_block "rbn_module_clock+0x38/0x50 [rbnest]" >"$tmp/rbnest"
-{ kcsan_block "do_exit+0x4e6/0x1080"; echo '[    9.1] kcsan: a report cut short'; } |
+kfast="ktime_get_mono_fast_ns+0xb2/0xf0"
+kcsan_block "$kfast" "do_exit+0x4e6/0x1080" >"$tmp/kernel"
+kcsan_block "$kfast" "rbn_module_clock+0x38/0x50 [rbnest]" >"$tmp/caller"
+kcsan_block "rbn_reserve+0x305/0x1920 [rbnest]" "rbn_task_fn+0x1a3/0x420 [rbnest]" \
+	>"$tmp/rbnest"
+{ kcsan_block "$kfast" "do_exit+0x4e6/0x1080"; echo '[    9.1] kcsan: a report cut short'; } |
 	head -n 8 >"$tmp/cut"
-for c in kernel rbnest cut; do
+for c in kernel caller rbnest cut; do
 	n=$((n + 1))
 	: >"$tmp/races.$c"
 	got=$(rbn_dmesg_reports "$tmp/$c" "$tmp/races.$c" | wc -l)
 	races=$(wc -l <"$tmp/races.$c")
 	case $c:$got:$races in
-	kernel:0:1 | rbnest:1:0 | cut:1:0)
+	kernel:0:1 | caller:0:1 | rbnest:1:0 | cut:1:0)
 		echo "ok $n KCSAN report ($c): $got counted, $races listed as the kernel's"
 		;;
 	*)
