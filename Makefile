@@ -339,7 +339,8 @@ vm-parallel:
 		--cpus "$(PARALLEL_CPUS)" --kernel $(PARALLEL_KERNEL)
 
 # Every selftest on every debug kernel, two kernels at a time (insmod
-# swept by test_faultinj at every sub-buffer order), the module built
+# swept by test_faultinj at every sub-buffer order: about 5 minutes an
+# order, hence the longer timeout per script), the module built
 # against each without a warning, and the parallel selftest on the KCSAN
 # kernel (where vCPUs that run at the same time give KCSAN races to see).
 DEBUG_KERNELS	?= 6.1-debug 6.1-kcsan 6.12-rt-debug
@@ -352,7 +353,8 @@ DEBUG_PARALLEL_CPUS ?= 2,4
 DEBUG_MODULE_RUN = '@module-matrix RUN_TIMEOUT=7200 \
 		  bash scripts/module-matrix.sh $(DEBUG_KERNELS)'
 DEBUG_VM_RUN	= '@vm-debug RUN_TIMEOUT=10800 RBN_QUICK=$(RBN_QUICK) \
-		  RBN_FAULT_ORDERS=0,1,2,3,4 VM_JOBS=2 VM_CPUS=$(VM_CPUS) \
+		  RBN_FAULT_ORDERS=0,1,2,3,4 RBN_TEST_TIMEOUT=3000 \
+		  VM_JOBS=2 VM_CPUS=$(VM_CPUS) \
 		  VM_TIMEOUT=7200 bash scripts/vm-check.sh --ktap $(DEBUG_KERNELS)'
 DEBUG_PARALLEL_RUN = $(if $(filter 6.1-kcsan,$(DEBUG_KERNELS)),'@parallel-6.1-kcsan \
 		  RUN_TIMEOUT=7200 RBN_QUICK=$(RBN_QUICK) \
