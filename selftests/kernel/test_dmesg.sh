@@ -9,8 +9,8 @@
 # Oops, lockdep, sleeping function called from invalid context, KASAN,
 # UBSAN, KFENCE, KCSAN, debug objects, list corruption, lockups, RCU
 # stalls, hung tasks, kmemleak) and prints the lines it found. A KCSAN
-# report of a data race of the kernel itself, no rbnest frame in it, is
-# listed and not counted. Also: the module is not left loaded; on a
+# report of a data race of the kernel itself (neither access made by
+# rbnest's code) is listed and not counted. Also: the module is not left loaded; on a
 # kernel with lockdep, lockdep is still validating (it
 # turns itself off after its first report, so a report before the mark,
 # at boot, would leave everything after it unchecked); on a kernel with
@@ -57,7 +57,7 @@ if [ "$bad" -gt 0 ]; then
 fi
 ktap_print_msg "$lines lines checked, $bad matching /$rbn_dmesg_bad_re/"
 if [ -s "$log.races" ]; then
-	ktap_print_msg "KCSAN reports of data races of the kernel itself (no rbnest frame), not counted:"
+	ktap_print_msg "KCSAN reports of data races of the kernel itself (neither access made by rbnest), not counted:"
 	sed 's/^\[[^]]*\] *//' "$log.races" | sort | uniq -c | sed 's/^/#   /'
 fi
 ok=0
