@@ -402,6 +402,11 @@ static __always_inline bool trace_recursive_lock(struct rbn_cpu_buffer *cpu_buff
 	unsigned int val = cpu_buffer->current_context;
 	int bit = RB_CTX_NORMAL - rbn_port_context_level();
 
+	/*
+	 * A writer that interrupts us here sets its own bit and clears it
+	 * again before we go on: val is still the word as it is.
+	 */
+	RBN_HOOK(cpu_buffer->buffer, cpu_buffer->cpu, RBN_LABEL_CONTEXT);
 	if (unlikely(val & (1U << bit))) {
 		bit = RB_CTX_TRANSITION;
 		if (val & (1U << bit)) {
@@ -416,6 +421,86 @@ static __always_inline bool trace_recursive_lock(struct rbn_cpu_buffer *cpu_buff
 static __always_inline void trace_recursive_unlock(struct rbn_cpu_buffer *cpu_buffer)
 {
 	cpu_buffer->current_context &= cpu_buffer->current_context - 1;
+}
+
+/* ------------------------------------------------------------------ */
+/* Labels                                                             */
+/* ------------------------------------------------------------------ */
+
+static const char * const rbn_label_names[RBN_NR_LABELS] = {
+	[RBN_LABEL_CONTEXT] = "context",
+	[RBN_LABEL_NEST] = "nest",
+	[RBN_LABEL_START] = "start",
+	[RBN_LABEL_STARTED] = "started",
+	[RBN_LABEL_A_PAGE] = "a_page",
+	[RBN_LABEL_A_TAIL] = "a_tail",
+	[RBN_LABEL_A_BEFORE] = "a_before",
+	[RBN_LABEL_A_AFTER] = "a_after",
+	[RBN_LABEL_A_CLOCK] = "a_clock",
+	[RBN_LABEL_A] = "a",
+	[RBN_LABEL_B] = "b",
+	[RBN_LABEL_C] = "c",
+	[RBN_LABEL_D] = "d",
+	[RBN_LABEL_SLOW_BEFORE] = "slow_before",
+	[RBN_LABEL_SLOW_CLOCK] = "slow_clock",
+	[RBN_LABEL_SLOW_TS] = "slow_ts",
+	[RBN_LABEL_SLOW_SET] = "slow_set",
+	[RBN_LABEL_E] = "e",
+	[RBN_LABEL_F_WRITE] = "f_write",
+	[RBN_LABEL_F] = "f",
+	[RBN_LABEL_EVENT] = "event",
+	[RBN_LABEL_EVENT_ENTRIES] = "event_entries",
+	[RBN_LABEL_EVENT_STAMP] = "event_stamp",
+	[RBN_LABEL_RESERVED] = "reserved",
+	[RBN_LABEL_PAGE_MOVE] = "page_move",
+	[RBN_LABEL_PAGE_DROP] = "page_drop",
+	[RBN_LABEL_PAGE_FULL] = "page_full",
+	[RBN_LABEL_HEAD_ENTRIES] = "head_entries",
+	[RBN_LABEL_HEAD_FLAGGED] = "head_flagged",
+	[RBN_LABEL_HEAD_OVERRUN] = "head_overrun",
+	[RBN_LABEL_PAGE_HEAD] = "page_head",
+	[RBN_LABEL_PAGE_NEW_HEAD] = "page_new_head",
+	[RBN_LABEL_HEAD_TAIL] = "head_tail",
+	[RBN_LABEL_HEAD_FIXED] = "head_fixed",
+	[RBN_LABEL_HEAD_DONE] = "head_done",
+	[RBN_LABEL_PAGE_CLAIM] = "page_claim",
+	[RBN_LABEL_PAGE_TAIL] = "page_tail",
+	[RBN_LABEL_PAGE_RESET_WRITE] = "page_reset_write",
+	[RBN_LABEL_PAGE_RESET] = "page_reset",
+	[RBN_LABEL_PAGE_ZERO] = "page_zero",
+	[RBN_LABEL_PAGE_END] = "page_end",
+	[RBN_LABEL_PAD] = "pad",
+	[RBN_LABEL_PAD_DONE] = "pad_done",
+	[RBN_LABEL_PAGE_NEXT] = "page_next",
+	[RBN_LABEL_ENTRIES] = "entries",
+	[RBN_LABEL_COMMIT_READ] = "commit_read",
+	[RBN_LABEL_COMMIT] = "commit",
+	[RBN_LABEL_COMMIT_PAGE] = "commit_page",
+	[RBN_LABEL_COMMIT_NEXT] = "commit_next",
+	[RBN_LABEL_COMMIT_WRITE] = "commit_write",
+	[RBN_LABEL_COMMIT_CHECK] = "commit_check",
+	[RBN_LABEL_COMMIT_SET] = "commit_set",
+	[RBN_LABEL_COMMIT_END] = "commit_end",
+	[RBN_LABEL_COMMIT_RECHECK] = "commit_recheck",
+	[RBN_LABEL_COMMIT_AGAIN] = "commit_again",
+	[RBN_LABEL_COMMIT_DONE] = "commit_done",
+	[RBN_LABEL_UNNEST] = "unnest",
+};
+
+/**
+ * rbn_label_name - the name of a label of the write path
+ * @label:	an enum rbn_label
+ *
+ * The names are those of the module's inject file and of LABELS.md: the
+ * enum's name in lower case, without RBN_LABEL_.
+ *
+ * Return: the name, or NULL for a value that is not a label.
+ */
+const char *rbn_label_name(int label)
+{
+	if (label < 0 || label >= RBN_NR_LABELS)
+		return NULL;
+	return rbn_label_names[label];
 }
 
 /* ------------------------------------------------------------------ */
@@ -471,7 +556,13 @@ static __always_inline void trace_recursive_unlock(struct rbn_cpu_buffer *cpu_bu
 static __always_inline void rb_start_commit(struct rbn_cpu_buffer *cpu_buffer)
 {
 	local_inc(&cpu_buffer->committing);
+	/*
+	 * A writer that comes in now sees committing > 1: it is not the
+	 * outermost and leaves its event for us to publish.
+	 */
+	RBN_HOOK(cpu_buffer->buffer, cpu_buffer->cpu, RBN_LABEL_START);
 	local_inc(&cpu_buffer->commits);
+	RBN_HOOK(cpu_buffer->buffer, cpu_buffer->cpu, RBN_LABEL_STARTED);
 }
 
 /*
@@ -481,6 +572,7 @@ static __always_inline void rb_start_commit(struct rbn_cpu_buffer *cpu_buffer)
  */
 static __always_inline void rb_set_commit_to_write(struct rbn_cpu_buffer *cpu_buffer)
 {
+	struct rbn_buffer *buffer = cpu_buffer->buffer;
 	unsigned long max_count;
 
 again:
@@ -499,6 +591,12 @@ again:
 		local_set(&cpu_buffer->commit_page->page->commit,
 			  rb_page_write(cpu_buffer->commit_page));
 		/*
+		 * A writer nested here cannot write on this page any more
+		 * (the tail left it): the commit we set is final. It sees
+		 * committing > 1 and does not publish.
+		 */
+		RBN_HOOK(buffer, cpu_buffer->cpu, RBN_LABEL_COMMIT_PAGE);
+		/*
 		 * W2: a reader that sees the commit leave a page relies on
 		 * the page's commit being final: rb_get_reader_page().
 		 */
@@ -506,6 +604,8 @@ again:
 		WRITE_ONCE(cpu_buffer->commit_page,
 			   rb_next_page(cpu_buffer->commit_page));
 		barrier();
+		/* The tail is read again below: a writer here is seen. */
+		RBN_HOOK(buffer, cpu_buffer->cpu, RBN_LABEL_COMMIT_NEXT);
 	}
 	while (rb_page_commit(cpu_buffer->commit_page) !=
 	       rb_page_write(cpu_buffer->commit_page)) {
@@ -514,11 +614,27 @@ again:
 		local_set(&cpu_buffer->commit_page->page->commit,
 			  rb_page_write(cpu_buffer->commit_page));
 		barrier();
+		/*
+		 * A writer here adds to write on this page (the loop reads
+		 * it again) or moves the tail on (the check below).
+		 */
+		RBN_HOOK(buffer, cpu_buffer->cpu, RBN_LABEL_COMMIT_WRITE);
 	}
+	/*
+	 * A writer nested here and one nested at RBN_LABEL_COMMIT_SET below
+	 * differ: this one is caught by the tail check (when it moved the
+	 * tail), that one only by rb_end_commit()'s re-check of commits.
+	 */
+	RBN_HOOK(buffer, cpu_buffer->cpu, RBN_LABEL_COMMIT_CHECK);
 
 	/* An interrupt may have moved the tail again meanwhile. */
 	if (unlikely(cpu_buffer->commit_page != READ_ONCE(cpu_buffer->tail_page)))
 		goto again;
+	/*
+	 * A writer nested here after the last check wrote behind the
+	 * commit; committing is still ours, so it did not publish.
+	 */
+	RBN_HOOK(buffer, cpu_buffer->cpu, RBN_LABEL_COMMIT_SET);
 }
 
 static __always_inline void rb_end_commit(struct rbn_cpu_buffer *cpu_buffer)
@@ -532,6 +648,12 @@ static __always_inline void rb_end_commit(struct rbn_cpu_buffer *cpu_buffer)
 again:
 	commits = local_read(&cpu_buffer->commits);
 	barrier();
+	/*
+	 * A writer nested here raises commits past our snapshot; if we are
+	 * the outermost we publish its event below anyway, and the re-check
+	 * at the end sends us round once more for nothing.
+	 */
+	RBN_HOOK(buffer, cpu_buffer->cpu, RBN_LABEL_COMMIT_READ);
 	if (local_read(&cpu_buffer->committing) == 1) {
 		RBN_HOOK(buffer, cpu_buffer->cpu, RBN_LABEL_COMMIT);
 		rb_set_commit_to_write(cpu_buffer);
@@ -539,6 +661,10 @@ again:
 
 	local_dec(&cpu_buffer->committing);
 	barrier();
+	/*
+	 * A writer nested here finds committing 0: it is the outermost now
+	 * and publishes its event and everything before it itself.
+	 */
 	RBN_HOOK(buffer, cpu_buffer->cpu, RBN_LABEL_COMMIT_END);
 
 	/*
@@ -546,10 +672,21 @@ again:
 	 * committing dropped left its event unpublished (it was not the
 	 * outermost): publish it now.
 	 */
-	if (unlikely(local_read(&cpu_buffer->commits) != commits) &&
-	    !local_read(&cpu_buffer->committing)) {
-		local_inc(&cpu_buffer->committing);
-		goto again;
+	if (unlikely(local_read(&cpu_buffer->commits) != commits)) {
+		/*
+		 * Between the two reads: a writer here published its own
+		 * event (committing was 0); we look once more, harmlessly.
+		 */
+		RBN_HOOK(buffer, cpu_buffer->cpu, RBN_LABEL_COMMIT_RECHECK);
+		if (!local_read(&cpu_buffer->committing)) {
+			local_inc(&cpu_buffer->committing);
+			/*
+			 * Outermost again: a writer here is nested and
+			 * leaves its event to the round we go into.
+			 */
+			RBN_HOOK(buffer, cpu_buffer->cpu, RBN_LABEL_COMMIT_AGAIN);
+			goto again;
+		}
 	}
 }
 
@@ -576,6 +713,13 @@ static int rb_handle_head_page(struct rbn_cpu_buffer *cpu_buffer,
 	unsigned long ret;
 
 	entries = rb_page_entries(next_page);
+	/*
+	 * A writer nested here pushes the head itself (our cmpxchg then
+	 * finds NORMAL) or finds the ring unchanged. A reader swapping the
+	 * head page out here makes our cmpxchg find MOVED. Either way the
+	 * count read above is not used.
+	 */
+	RBN_HOOK(buffer, cpu_buffer->cpu, RBN_LABEL_HEAD_ENTRIES);
 
 	/*
 	 * HEAD -> UPDATE. From here on a reader cannot swap the page, it
@@ -583,6 +727,11 @@ static int rb_handle_head_page(struct rbn_cpu_buffer *cpu_buffer,
 	 */
 	type = rb_head_page_set(next_page, tail_page, RB_PAGE_HEAD,
 				RB_PAGE_UPDATE);
+	/*
+	 * A writer nested here finds the UPDATE flag (ours, or the one of
+	 * the writer we interrupted) and helps with the push.
+	 */
+	RBN_HOOK(buffer, cpu_buffer->cpu, RBN_LABEL_HEAD_FLAGGED);
 	/*
 	 * NORMAL: an interrupt already moved the head for us. MOVED: a
 	 * reader swapped next_page out. Either way: look again.
@@ -592,6 +741,7 @@ static int rb_handle_head_page(struct rbn_cpu_buffer *cpu_buffer,
 	/* HEAD: we flagged it, the events on it are ours to account. */
 	if (type == RB_PAGE_HEAD) {
 		local_add(entries, &cpu_buffer->overrun);
+		RBN_HOOK(buffer, cpu_buffer->cpu, RBN_LABEL_HEAD_OVERRUN);
 		local_sub(rb_page_commit(next_page), &cpu_buffer->entries_bytes);
 	}
 	/* UPDATE: we interrupted a writer in the middle of this push. */
@@ -616,11 +766,18 @@ static int rb_handle_head_page(struct rbn_cpu_buffer *cpu_buffer,
 		struct rbn_bpage *buffer_tail_page;
 
 		buffer_tail_page = READ_ONCE(cpu_buffer->tail_page);
+		/*
+		 * The tail cannot move past new_head while next_page is
+		 * UPDATE (ours): a writer nested here that pushes again
+		 * moves the flag on itself, and we read the tail above.
+		 */
+		RBN_HOOK(buffer, cpu_buffer->cpu, RBN_LABEL_HEAD_TAIL);
 		if (buffer_tail_page != tail_page &&
 		    buffer_tail_page != next_page)
 			rb_head_page_set(new_head, next_page, RB_PAGE_HEAD,
 					 RB_PAGE_NORMAL);
 	}
+	RBN_HOOK(buffer, cpu_buffer->cpu, RBN_LABEL_HEAD_FIXED);
 
 	/* The outermost updater turns UPDATE back into NORMAL. */
 	if (type == RB_PAGE_HEAD) {
@@ -629,6 +786,8 @@ static int rb_handle_head_page(struct rbn_cpu_buffer *cpu_buffer,
 		if (RBN_WARN_ON(ret != RB_PAGE_UPDATE))
 			return -1;
 	}
+	/* Readers may swap the new head page out from here on. */
+	RBN_HOOK(buffer, cpu_buffer->cpu, RBN_LABEL_HEAD_DONE);
 	return 0;
 }
 
@@ -645,6 +804,13 @@ static void rb_tail_page_update(struct rbn_cpu_buffer *cpu_buffer,
 	 * counter tells us and we leave its events alone.
 	 */
 	old_write = local_add_return(RB_WRITE_INTCNT, &next_page->write);
+	/*
+	 * A writer nested from here to the tail cmpxchg does the whole
+	 * update itself: it claims next_page again, resets it, moves the
+	 * tail and writes there. Our cmpxchg()s on the counters then fail
+	 * (they changed), so its events stay; so does the tail.
+	 */
+	RBN_HOOK(cpu_buffer->buffer, cpu_buffer->cpu, RBN_LABEL_PAGE_CLAIM);
 	old_entries = local_add_return(RB_WRITE_INTCNT, &next_page->entries);
 	barrier();
 	RBN_HOOK(cpu_buffer->buffer, cpu_buffer->cpu, RBN_LABEL_PAGE_TAIL);
@@ -654,9 +820,18 @@ static void rb_tail_page_update(struct rbn_cpu_buffer *cpu_buffer,
 		unsigned long eval = old_entries & ~RB_WRITE_MASK;
 
 		(void)local_cmpxchg(&next_page->write, old_write, val);
+		RBN_HOOK(cpu_buffer->buffer, cpu_buffer->cpu,
+			 RBN_LABEL_PAGE_RESET_WRITE);
 		(void)local_cmpxchg(&next_page->entries, old_entries, eval);
-		/* Only the outermost commit moves commit: nobody races here. */
+		RBN_HOOK(cpu_buffer->buffer, cpu_buffer->cpu,
+			 RBN_LABEL_PAGE_RESET);
+		/*
+		 * Only the outermost commit moves commit, and not before we
+		 * return: a nested writer's events on next_page are not
+		 * published yet, so zero is still right for them.
+		 */
 		local_set(&next_page->page->commit, 0);
+		RBN_HOOK(cpu_buffer->buffer, cpu_buffer->cpu, RBN_LABEL_PAGE_ZERO);
 
 		if (cmpxchg(&cpu_buffer->tail_page, tail_page, next_page) ==
 		    tail_page)
@@ -680,7 +855,9 @@ static void rb_reset_tail(struct rbn_cpu_buffer *cpu_buffer,
 	if (tail >= bsize) {
 		if (tail == bsize)
 			tail_page->real_end = 0;
+		RBN_HOOK(cpu_buffer->buffer, cpu_buffer->cpu, RBN_LABEL_PAD);
 		local_sub(length, &tail_page->write);
+		RBN_HOOK(cpu_buffer->buffer, cpu_buffer->cpu, RBN_LABEL_PAD_DONE);
 		return;
 	}
 
@@ -696,7 +873,14 @@ static void rb_reset_tail(struct rbn_cpu_buffer *cpu_buffer,
 		event->time_delta = 0;
 		/* The padding is in place before the index goes back. */
 		smp_wmb();
+		/*
+		 * A writer nested here (or anywhere before the index goes
+		 * back) finds the index past the end and gives its own
+		 * bytes back: it never writes over the padding.
+		 */
+		RBN_HOOK(cpu_buffer->buffer, cpu_buffer->cpu, RBN_LABEL_PAD);
 		local_sub(length, &tail_page->write);
+		RBN_HOOK(cpu_buffer->buffer, cpu_buffer->cpu, RBN_LABEL_PAD_DONE);
 		return;
 	}
 
@@ -713,7 +897,9 @@ static void rb_reset_tail(struct rbn_cpu_buffer *cpu_buffer,
 	local_add(bsize - tail, &cpu_buffer->entries_bytes);
 	/* The discarded event is in place before the index moves. */
 	smp_wmb();
+	RBN_HOOK(cpu_buffer->buffer, cpu_buffer->cpu, RBN_LABEL_PAD);
 	local_sub((tail + length) - bsize, &tail_page->write);
+	RBN_HOOK(cpu_buffer->buffer, cpu_buffer->cpu, RBN_LABEL_PAD_DONE);
 }
 
 static struct rbn_event *rb_move_tail(struct rbn_cpu_buffer *cpu_buffer,
@@ -732,15 +918,22 @@ static struct rbn_event *rb_move_tail(struct rbn_cpu_buffer *cpu_buffer,
 	 */
 	if (unlikely(next_page == commit_page)) {
 		local_inc(&cpu_buffer->commit_overrun);
-		goto out_reset;
+		goto out_drop;
 	}
+	/*
+	 * A writer nested here meets the same full page and moves the tail
+	 * on first; the flag we read next is then the one of a page that
+	 * is not our next any more, and rb_tail_page_update() sees the
+	 * tail moved.
+	 */
+	RBN_HOOK(buffer, cpu_buffer->cpu, RBN_LABEL_PAGE_MOVE);
 
 	if (rb_is_head_page(next_page, tail_page) != RB_PAGE_NORMAL) {
 		if (!rb_is_reader_page(commit_page)) {
 			if (!buffer->overwrite) {
 				/* Producer/consumer: the buffer is full. */
 				local_inc(&cpu_buffer->dropped);
-				goto out_reset;
+				goto out_drop;
 			}
 			RBN_HOOK(buffer, cpu_buffer->cpu, RBN_LABEL_PAGE_FULL);
 			ret = rb_handle_head_page(cpu_buffer, tail_page,
@@ -766,7 +959,7 @@ static struct rbn_event *rb_move_tail(struct rbn_cpu_buffer *cpu_buffer,
 			 * leave the reader page.
 			 */
 			local_inc(&cpu_buffer->commit_overrun);
-			goto out_reset;
+			goto out_drop;
 		}
 	}
 
@@ -783,6 +976,9 @@ out_again:
 
 	return ERR_PTR(-EAGAIN);
 
+out_drop:
+	/* A reader sees the refusal counted before the page is closed. */
+	RBN_HOOK(buffer, cpu_buffer->cpu, RBN_LABEL_PAGE_DROP);
 out_reset:
 	rb_reset_tail(cpu_buffer, tail, info);
 	return NULL;
@@ -912,6 +1108,12 @@ static struct rbn_event *__rb_reserve_next(struct rbn_cpu_buffer *cpu_buffer,
 
 	tail_page = READ_ONCE(cpu_buffer->tail_page);
 	info->tail_page = tail_page;
+	/*
+	 * A writer nested here may move the tail on: we then read the
+	 * write index of a full page, reserve past its end at C and go to
+	 * rb_move_tail(), which finds the tail moved and retries.
+	 */
+	RBN_HOOK(buffer, cpu, RBN_LABEL_A_PAGE);
 
 	/*
 	 * A: take the write index, both stamps and the clock, in this
@@ -1027,6 +1229,7 @@ static struct rbn_event *__rb_reserve_next(struct rbn_cpu_buffer *cpu_buffer,
 		}
 		info->flags |= RBN_EV_FAST;
 	} else {
+		unsigned long now_write;
 		u64 ts;
 
 		/*
@@ -1082,8 +1285,17 @@ static struct rbn_event *__rb_reserve_next(struct rbn_cpu_buffer *cpu_buffer,
 		 * writes on the next page. The tail cannot come back to this
 		 * page while we have not committed.
 		 */
-/*F*/
-		if (write == (local_read(&tail_page->write) & RB_WRITE_MASK) &&
+/*F*/		now_write = local_read(&tail_page->write) & RB_WRITE_MASK;
+		/*
+		 * A writer nested between the two reads of F reserves
+		 * behind us after we looked: it saw before_stamp (our new
+		 * time, SLOW_SET) differ from write_stamp and wrote an
+		 * absolute stamp, so the delta we take from the event in
+		 * front of us stays exact and its time does not depend on
+		 * ours.
+		 */
+		RBN_HOOK(buffer, cpu, RBN_LABEL_F_WRITE);
+		if (write == now_write &&
 		    READ_ONCE(cpu_buffer->tail_page) == tail_page &&
 		    info->after == info->before && info->after < ts) {
 			info->delta = ts - info->after;
@@ -1132,8 +1344,16 @@ static struct rbn_event *__rb_reserve_next(struct rbn_cpu_buffer *cpu_buffer,
 	RBN_HOOK(buffer, cpu, RBN_LABEL_EVENT);
 
 	local_inc(&tail_page->entries);
+	/*
+	 * A writer nested here or at RBN_LABEL_EVENT is behind us on this
+	 * page or on a later one: the stamp below is only ours to set if
+	 * our event is the page's first, and the page is not published
+	 * before the outermost commit.
+	 */
+	RBN_HOOK(buffer, cpu, RBN_LABEL_EVENT_ENTRIES);
 	if (unlikely(!tail))
 		WRITE_ONCE(tail_page->page->time_stamp, info->ts);
+	RBN_HOOK(buffer, cpu, RBN_LABEL_EVENT_STAMP);
 	local_add(info->length, &cpu_buffer->entries_bytes);
 
 	return event;
@@ -1180,6 +1400,7 @@ again:
 		n->event = event;
 		n->ts = info.clock;
 		n->flags = info.flags;
+		RBN_HOOK(cpu_buffer->buffer, cpu_buffer->cpu, RBN_LABEL_RESERVED);
 		return event;
 	}
 out_fail:
@@ -1226,6 +1447,8 @@ struct rbn_event *rbn_reserve(struct rbn_buffer *buffer, unsigned int len)
 	cpu_buffer->nest++;
 	if (unlikely(cpu_buffer->nest > cpu_buffer->max_depth))
 		WRITE_ONCE(cpu_buffer->max_depth, cpu_buffer->nest);
+	/* A writer nested here takes the next slot of nested[]. */
+	RBN_HOOK(buffer, cpu, RBN_LABEL_NEST);
 
 	event = rb_reserve_next_event(cpu_buffer, len);
 	if (unlikely(!event))
@@ -1261,9 +1484,17 @@ void rbn_commit(struct rbn_buffer *buffer, struct rbn_event *event)
 		    cpu_buffer->nested[cpu_buffer->nest - 1].event != event);
 
 	local_inc(&cpu_buffer->entries);
+	RBN_HOOK(buffer, cpu_buffer->cpu, RBN_LABEL_ENTRIES);
 	rb_end_commit(cpu_buffer);
+	/*
+	 * Our event is published if we were the outermost; a writer nested
+	 * here is the outermost of its own commit then.
+	 */
+	RBN_HOOK(buffer, cpu_buffer->cpu, RBN_LABEL_COMMIT_DONE);
 
 	cpu_buffer->nest--;
+	/* A writer nested here reuses our slot of nested[]. */
+	RBN_HOOK(buffer, cpu_buffer->cpu, RBN_LABEL_UNNEST);
 	trace_recursive_unlock(cpu_buffer);
 	rbn_port_preempt_enable();
 }

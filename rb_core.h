@@ -66,9 +66,20 @@ struct rbn_page {
  * enum rbn_label - places in the write path where a nested writer may run
  *
  * The test hook is called at each of them. Between any two accesses of the
- * write path to state shared with nested writers there is one label.
+ * write and commit paths to state shared with nested writers or with
+ * readers there is one label, from the recursion bits rbn_reserve() takes
+ * to the release of them at the end of rbn_commit(); LABELS.md lists every
+ * such access and the label after it. A label says where the writer is:
+ * what it has done, and the next shared access it has not made yet.
  */
 enum rbn_label {
+	/* rbn_reserve() and the start of the commit */
+	RBN_LABEL_CONTEXT,	/* recursion bits read, own bit not yet set */
+	RBN_LABEL_NEST,		/* own bit set, nest level raised */
+	RBN_LABEL_START,	/* committing raised, commits not yet */
+	RBN_LABEL_STARTED,	/* committing and commits raised */
+	/* A..F, __rb_reserve_next() */
+	RBN_LABEL_A_PAGE,	/* A: tail page read, its write index not yet */
 	RBN_LABEL_A_TAIL,	/* A: tail page and write index read */
 	RBN_LABEL_A_BEFORE,	/* A: before_stamp read */
 	RBN_LABEL_A_AFTER,	/* A: write_stamp read */
@@ -82,18 +93,54 @@ enum rbn_label {
 	RBN_LABEL_SLOW_TS,	/* slow path: last_ts raised to the new time */
 	RBN_LABEL_SLOW_SET,	/* slow path: before_stamp = new ts */
 	RBN_LABEL_E,		/* E: write_stamp re-read */
-	RBN_LABEL_F,		/* F: write index re-read, delta decided */
-	RBN_LABEL_EVENT,	/* event header written, before the page stamp */
+	RBN_LABEL_F_WRITE,	/* F: write index re-read, tail page not yet */
+	RBN_LABEL_F,		/* F: tail page re-read, delta decided */
+	RBN_LABEL_EVENT,	/* event header written, page entries not counted */
+	RBN_LABEL_EVENT_ENTRIES, /* page entries counted, page stamp not set */
+	RBN_LABEL_EVENT_STAMP,	/* page stamp set, entries_bytes not counted */
+	RBN_LABEL_RESERVED,	/* reserve done, event handed to the writer */
+	/* rb_move_tail(): the event did not fit */
+	RBN_LABEL_PAGE_MOVE,	/* commit page and next page read, flag not yet */
+	RBN_LABEL_PAGE_DROP,	/* refusal counted, sub-buffer not yet closed */
 	RBN_LABEL_PAGE_FULL,	/* overwrite: the next page is the head */
-	RBN_LABEL_PAGE_HEAD,	/* overwrite: old head flagged UPDATE */
-	RBN_LABEL_PAGE_NEW_HEAD, /* overwrite: next page flagged HEAD */
-	RBN_LABEL_PAGE_TAIL,	/* next page claimed, before the tail moves */
+	/* rb_handle_head_page() */
+	RBN_LABEL_HEAD_ENTRIES,	/* head page entries read, flag not yet changed */
+	RBN_LABEL_HEAD_FLAGGED,	/* HEAD -> UPDATE tried, overrun not counted */
+	RBN_LABEL_HEAD_OVERRUN,	/* overrun counted, entries_bytes not yet */
+	RBN_LABEL_PAGE_HEAD,	/* old head accounted, next page not flagged */
+	RBN_LABEL_PAGE_NEW_HEAD, /* next page flagged HEAD */
+	RBN_LABEL_HEAD_TAIL,	/* tail re-read for a stale HEAD flag */
+	RBN_LABEL_HEAD_FIXED,	/* stale flag handled, UPDATE not yet cleared */
+	RBN_LABEL_HEAD_DONE,	/* UPDATE -> NORMAL, the push is over */
+	/* rb_tail_page_update() */
+	RBN_LABEL_PAGE_CLAIM,	/* next page's write bumped, entries not yet */
+	RBN_LABEL_PAGE_TAIL,	/* next page claimed, tail not yet re-read */
+	RBN_LABEL_PAGE_RESET_WRITE, /* next page's write reset, entries not */
+	RBN_LABEL_PAGE_RESET,	/* entries reset, page commit not yet zero */
+	RBN_LABEL_PAGE_ZERO,	/* page commit zero, tail not yet moved */
 	RBN_LABEL_PAGE_END,	/* tail moved on, old sub-buffer not yet padded */
-	RBN_LABEL_PAGE_NEXT,	/* old sub-buffer padded, before the retry */
+	/* rb_reset_tail() */
+	RBN_LABEL_PAD,		/* padding written, write index not given back */
+	RBN_LABEL_PAD_DONE,	/* write index given back */
+	RBN_LABEL_PAGE_NEXT,	/* old sub-buffer published, before the retry */
+	/* rbn_commit(), rb_end_commit(), rb_set_commit_to_write() */
+	RBN_LABEL_ENTRIES,	/* CPU entries counted, commit not started */
+	RBN_LABEL_COMMIT_READ,	/* commits read, committing not yet */
 	RBN_LABEL_COMMIT,	/* outermost commit: before the commit moves */
-	RBN_LABEL_COMMIT_END,	/* outermost commit: after committing drops */
+	RBN_LABEL_COMMIT_PAGE,	/* a left page's commit set, commit page not moved */
+	RBN_LABEL_COMMIT_NEXT,	/* commit page moved on, tail not yet re-read */
+	RBN_LABEL_COMMIT_WRITE,	/* commit set to write, write not yet re-read */
+	RBN_LABEL_COMMIT_CHECK,	/* commit caught up, tail not yet re-read */
+	RBN_LABEL_COMMIT_SET,	/* commit at the tail, committing not dropped */
+	RBN_LABEL_COMMIT_END,	/* committing dropped, commits not re-read */
+	RBN_LABEL_COMMIT_RECHECK, /* commits re-read, committing not yet */
+	RBN_LABEL_COMMIT_AGAIN,	/* committing raised again for another round */
+	RBN_LABEL_COMMIT_DONE,	/* commit over, nest level not lowered */
+	RBN_LABEL_UNNEST,	/* nest level lowered, own bit not released */
 	RBN_NR_LABELS
 };
+
+const char *rbn_label_name(int label);
 
 /* How an event's time stamp was written (rbn_event_flags()). */
 #define RBN_EV_FAST		0x01	/* not interrupted between A and C */

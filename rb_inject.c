@@ -132,32 +132,6 @@ void rbn_hook_remove(void)
  */
 #define RBN_INJECT_WAIT_NS	(1 * NSEC_PER_MSEC)
 
-static const char * const rbn_label_names[RBN_NR_LABELS] = {
-	[RBN_LABEL_A_TAIL]	= "a_tail",
-	[RBN_LABEL_A_BEFORE]	= "a_before",
-	[RBN_LABEL_A_AFTER]	= "a_after",
-	[RBN_LABEL_A_CLOCK]	= "a_clock",
-	[RBN_LABEL_A]		= "a",
-	[RBN_LABEL_B]		= "b",
-	[RBN_LABEL_C]		= "c",
-	[RBN_LABEL_D]		= "d",
-	[RBN_LABEL_SLOW_BEFORE]	= "slow_before",
-	[RBN_LABEL_SLOW_CLOCK]	= "slow_clock",
-	[RBN_LABEL_SLOW_TS]	= "slow_ts",
-	[RBN_LABEL_SLOW_SET]	= "slow_set",
-	[RBN_LABEL_E]		= "e",
-	[RBN_LABEL_F]		= "f",
-	[RBN_LABEL_EVENT]	= "event",
-	[RBN_LABEL_PAGE_FULL]	= "page_full",
-	[RBN_LABEL_PAGE_HEAD]	= "page_head",
-	[RBN_LABEL_PAGE_NEW_HEAD] = "page_new_head",
-	[RBN_LABEL_PAGE_TAIL]	= "page_tail",
-	[RBN_LABEL_PAGE_END]	= "page_end",
-	[RBN_LABEL_PAGE_NEXT]	= "page_next",
-	[RBN_LABEL_COMMIT]	= "commit",
-	[RBN_LABEL_COMMIT_END]	= "commit_end",
-};
-
 /**
  * struct rbn_inject_cpu - inject state of one CPU
  * @armed:	labels armed on this CPU (bit per enum rbn_label)
@@ -241,7 +215,7 @@ static int rbn_inject_show(struct seq_file *m, void *v)
 			armed += test_bit(label, &ic->armed);
 			hits += READ_ONCE(ic->hits[label]);
 		}
-		seq_printf(m, "%s armed=%u hits=%llu", rbn_label_names[label],
+		seq_printf(m, "%s armed=%u hits=%llu", rbn_label_name(label),
 			   armed, hits);
 		for_each_possible_cpu(cpu)
 			seq_printf(m, " cpu%d=%llu", cpu,
@@ -266,7 +240,7 @@ static int rbn_label_lookup(const char *name)
 	int i;
 
 	for (i = 0; i < RBN_NR_LABELS; i++)
-		if (!strcasecmp(name, rbn_label_names[i]))
+		if (!strcasecmp(name, rbn_label_name(i)))
 			return i;
 	return -EINVAL;
 }

@@ -421,37 +421,11 @@ static bool identify(struct run *r, int cpu, const unsigned char *p,
 	return true;
 }
 
-static const char * const label_names[RBN_NR_LABELS] = {
-	[RBN_LABEL_A_TAIL] = "A_TAIL",
-	[RBN_LABEL_A_BEFORE] = "A_BEFORE",
-	[RBN_LABEL_A_AFTER] = "A_AFTER",
-	[RBN_LABEL_A_CLOCK] = "A_CLOCK",
-	[RBN_LABEL_A] = "A",
-	[RBN_LABEL_B] = "B",
-	[RBN_LABEL_C] = "C",
-	[RBN_LABEL_D] = "D",
-	[RBN_LABEL_SLOW_BEFORE] = "SLOW_BEFORE",
-	[RBN_LABEL_SLOW_CLOCK] = "SLOW_CLOCK",
-	[RBN_LABEL_SLOW_TS] = "SLOW_TS",
-	[RBN_LABEL_SLOW_SET] = "SLOW_SET",
-	[RBN_LABEL_E] = "E",
-	[RBN_LABEL_F] = "F",
-	[RBN_LABEL_EVENT] = "EVENT",
-	[RBN_LABEL_PAGE_FULL] = "PAGE_FULL",
-	[RBN_LABEL_PAGE_HEAD] = "PAGE_HEAD",
-	[RBN_LABEL_PAGE_NEW_HEAD] = "PAGE_NEW_HEAD",
-	[RBN_LABEL_PAGE_TAIL] = "PAGE_TAIL",
-	[RBN_LABEL_PAGE_END] = "PAGE_END",
-	[RBN_LABEL_PAGE_NEXT] = "PAGE_NEXT",
-	[RBN_LABEL_COMMIT] = "COMMIT",
-	[RBN_LABEL_COMMIT_END] = "COMMIT_END",
-};
-
 static const char *label_name(int label)
 {
-	if (label < 0 || label >= RBN_NR_LABELS || !label_names[label])
-		return "?";
-	return label_names[label];
+	const char *name = rbn_label_name(label);
+
+	return name ? name : "?";
 }
 
 static char kb_where[96];
