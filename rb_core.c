@@ -429,6 +429,7 @@ static __always_inline void trace_recursive_unlock(struct rbn_cpu_buffer *cpu_bu
 
 static const char * const rbn_label_names[RBN_NR_LABELS] = {
 	[RBN_LABEL_CONTEXT] = "context",
+	[RBN_LABEL_LOCKED] = "locked",
 	[RBN_LABEL_NEST] = "nest",
 	[RBN_LABEL_START] = "start",
 	[RBN_LABEL_STARTED] = "started",
@@ -453,6 +454,7 @@ static const char * const rbn_label_names[RBN_NR_LABELS] = {
 	[RBN_LABEL_EVENT_STAMP] = "event_stamp",
 	[RBN_LABEL_RESERVED] = "reserved",
 	[RBN_LABEL_PAGE_MOVE] = "page_move",
+	[RBN_LABEL_PAGE_FREE] = "page_free",
 	[RBN_LABEL_PAGE_DROP] = "page_drop",
 	[RBN_LABEL_PAGE_FULL] = "page_full",
 	[RBN_LABEL_HEAD_ENTRIES] = "head_entries",
@@ -465,10 +467,12 @@ static const char * const rbn_label_names[RBN_NR_LABELS] = {
 	[RBN_LABEL_HEAD_DONE] = "head_done",
 	[RBN_LABEL_PAGE_CLAIM] = "page_claim",
 	[RBN_LABEL_PAGE_TAIL] = "page_tail",
+	[RBN_LABEL_PAGE_OURS] = "page_ours",
 	[RBN_LABEL_PAGE_RESET_WRITE] = "page_reset_write",
 	[RBN_LABEL_PAGE_RESET] = "page_reset",
 	[RBN_LABEL_PAGE_ZERO] = "page_zero",
 	[RBN_LABEL_PAGE_END] = "page_end",
+	[RBN_LABEL_PAD_END] = "pad_end",
 	[RBN_LABEL_PAD] = "pad",
 	[RBN_LABEL_PAD_DONE] = "pad_done",
 	[RBN_LABEL_PAGE_NEXT] = "page_next",
@@ -819,6 +823,13 @@ static void rb_tail_page_update(struct rbn_cpu_buffer *cpu_buffer,
 		unsigned long val = old_write & ~RB_WRITE_MASK;
 		unsigned long eval = old_entries & ~RB_WRITE_MASK;
 
+		/*
+		 * A writer nested after the check moves the tail itself and
+		 * writes on next_page: its claim changed the counters, so
+		 * our resets below fail and the tail cmpxchg() too.
+		 */
+		RBN_HOOK(cpu_buffer->buffer, cpu_buffer->cpu,
+			 RBN_LABEL_PAGE_OURS);
 		(void)local_cmpxchg(&next_page->write, old_write, val);
 		RBN_HOOK(cpu_buffer->buffer, cpu_buffer->cpu,
 			 RBN_LABEL_PAGE_RESET_WRITE);
@@ -855,7 +866,8 @@ static void rb_reset_tail(struct rbn_cpu_buffer *cpu_buffer,
 	if (tail >= bsize) {
 		if (tail == bsize)
 			tail_page->real_end = 0;
-		RBN_HOOK(cpu_buffer->buffer, cpu_buffer->cpu, RBN_LABEL_PAD);
+		/* No padding here: the index goes back right away. */
+		RBN_HOOK(cpu_buffer->buffer, cpu_buffer->cpu, RBN_LABEL_PAD_END);
 		local_sub(length, &tail_page->write);
 		RBN_HOOK(cpu_buffer->buffer, cpu_buffer->cpu, RBN_LABEL_PAD_DONE);
 		return;
@@ -863,6 +875,13 @@ static void rb_reset_tail(struct rbn_cpu_buffer *cpu_buffer,
 
 	event = (struct rbn_event *)(tail_page->page->data + tail);
 	tail_page->real_end = tail;
+	/*
+	 * A writer nested here finds the index past the end: it gives its
+	 * bytes back, and if its event started exactly at the end, it
+	 * clears real_end (the page looks filled to the end; a reader then
+	 * takes the padding with it, which is still whole).
+	 */
+	RBN_HOOK(cpu_buffer->buffer, cpu_buffer->cpu, RBN_LABEL_PAD_END);
 
 	if (tail > bsize - RB_EVNT_MIN_SIZE) {
 		/*
@@ -961,6 +980,12 @@ static struct rbn_event *rb_move_tail(struct rbn_cpu_buffer *cpu_buffer,
 			local_inc(&cpu_buffer->commit_overrun);
 			goto out_drop;
 		}
+	} else {
+		/*
+		 * A writer nested here moves the tail on first (it finds
+		 * the same full page): rb_tail_page_update() sees it.
+		 */
+		RBN_HOOK(buffer, cpu_buffer->cpu, RBN_LABEL_PAGE_FREE);
 	}
 
 	rb_tail_page_update(cpu_buffer, tail_page, next_page);
@@ -1443,6 +1468,11 @@ struct rbn_event *rbn_reserve(struct rbn_buffer *buffer, unsigned int len)
 	}
 	if (unlikely(trace_recursive_lock(cpu_buffer)))
 		goto out;
+	/*
+	 * A writer nested here takes the slot of nested[] we are about to
+	 * take, and gives it back before we go on.
+	 */
+	RBN_HOOK(buffer, cpu, RBN_LABEL_LOCKED);
 
 	cpu_buffer->nest++;
 	if (unlikely(cpu_buffer->nest > cpu_buffer->max_depth))
@@ -2585,6 +2615,34 @@ unsigned long rbn_size(struct rbn_buffer *buffer)
 u64 rbn_clock(struct rbn_buffer *buffer)
 {
 	return rb_time_stamp(buffer);
+}
+
+/**
+ * rbn_cpu_published - whether every event reserved on a CPU is published
+ * @buffer:	the buffer
+ * @cpu:	the CPU
+ *
+ * True when the commit is at the tail and the tail page's commit equals
+ * its write index: a reader can see every event reserved so far. That
+ * must hold whenever no writer is between rbn_reserve() and the return of
+ * rbn_commit() on @cpu, in particular right after the outermost writer's
+ * commit. For tests and debugging: from another CPU with writers running
+ * the answer is stale as soon as it is given.
+ *
+ * Return: true when everything is published, false otherwise or for a CPU
+ * out of range.
+ */
+bool rbn_cpu_published(struct rbn_buffer *buffer, int cpu)
+{
+	struct rbn_cpu_buffer *cpu_buffer;
+	struct rbn_bpage *tail;
+
+	if (cpu < 0 || cpu >= buffer->nr_cpus)
+		return false;
+	cpu_buffer = buffer->cpu_buffers[cpu];
+	tail = READ_ONCE(cpu_buffer->tail_page);
+	return READ_ONCE(cpu_buffer->commit_page) == tail &&
+	       rb_page_commit(tail) == rb_page_write(tail);
 }
 
 /**

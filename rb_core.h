@@ -75,7 +75,8 @@ struct rbn_page {
 enum rbn_label {
 	/* rbn_reserve() and the start of the commit */
 	RBN_LABEL_CONTEXT,	/* recursion bits read, own bit not yet set */
-	RBN_LABEL_NEST,		/* own bit set, nest level raised */
+	RBN_LABEL_LOCKED,	/* own bit set, nest level not yet raised */
+	RBN_LABEL_NEST,		/* nest level raised */
 	RBN_LABEL_START,	/* committing raised, commits not yet */
 	RBN_LABEL_STARTED,	/* committing and commits raised */
 	/* A..F, __rb_reserve_next() */
@@ -101,6 +102,7 @@ enum rbn_label {
 	RBN_LABEL_RESERVED,	/* reserve done, event handed to the writer */
 	/* rb_move_tail(): the event did not fit */
 	RBN_LABEL_PAGE_MOVE,	/* commit page and next page read, flag not yet */
+	RBN_LABEL_PAGE_FREE,	/* the next page is not the head: ours to move on */
 	RBN_LABEL_PAGE_DROP,	/* refusal counted, sub-buffer not yet closed */
 	RBN_LABEL_PAGE_FULL,	/* overwrite: the next page is the head */
 	/* rb_handle_head_page() */
@@ -115,11 +117,13 @@ enum rbn_label {
 	/* rb_tail_page_update() */
 	RBN_LABEL_PAGE_CLAIM,	/* next page's write bumped, entries not yet */
 	RBN_LABEL_PAGE_TAIL,	/* next page claimed, tail not yet re-read */
+	RBN_LABEL_PAGE_OURS,	/* tail re-read: still ours, next page not reset */
 	RBN_LABEL_PAGE_RESET_WRITE, /* next page's write reset, entries not */
 	RBN_LABEL_PAGE_RESET,	/* entries reset, page commit not yet zero */
 	RBN_LABEL_PAGE_ZERO,	/* page commit zero, tail not yet moved */
 	RBN_LABEL_PAGE_END,	/* tail moved on, old sub-buffer not yet padded */
 	/* rb_reset_tail() */
+	RBN_LABEL_PAD_END,	/* real_end set, padding not yet written */
 	RBN_LABEL_PAD,		/* padding written, write index not given back */
 	RBN_LABEL_PAD_DONE,	/* write index given back */
 	RBN_LABEL_PAGE_NEXT,	/* old sub-buffer published, before the retry */
@@ -257,6 +261,7 @@ int rbn_cpu_stats(struct rbn_buffer *buffer, int cpu,
 		  struct rbn_cpu_stats *stats);
 bool rbn_cpu_percent_full(struct rbn_buffer *buffer, int cpu,
 			  unsigned int percent);
+bool rbn_cpu_published(struct rbn_buffer *buffer, int cpu);
 bool rbn_cpu_readable(struct rbn_buffer *buffer, int cpu, unsigned int percent);
 bool rbn_cpu_subbuf_ready(struct rbn_buffer *buffer, int cpu);
 unsigned long rbn_cpu_resets(struct rbn_buffer *buffer, int cpu);
