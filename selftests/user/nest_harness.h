@@ -13,6 +13,14 @@
  * A node may also be a reader action: at that label a reader on another
  * CPU consumes an event or takes a page, which is how the reader/writer
  * races on the head page are made deterministic.
+ *
+ * A scenario can also be given as a plan (struct nest_plan): a list of
+ * actions, each at a point of the run. A point is offered at every hook
+ * call, and again after an action taken there (so two interrupts can come
+ * at the same label); points are numbered in the order they are offered.
+ * A plan is grown from the points a run of its prefix offered, so every
+ * action of a plan is taken where it was meant to be: the enumeration of
+ * test_nest only generates what the code can reach.
  */
 #ifndef _RBN_NEST_HARNESS_H
 #define _RBN_NEST_HARNESS_H
@@ -26,11 +34,30 @@
 #define NEST_MAX_NODES		8
 #define NEST_MAX_EVENTS		4096
 #define NEST_FILLER_ID		0xffffu
+#define NEST_PLAN_MAX		8
+#define NEST_MAX_POINTS		1024
 
 enum nest_action {
 	NEST_WRITE,		/* a nested writer */
 	NEST_CONSUME,		/* a reader consumes one event */
 	NEST_READ_PAGE,		/* a reader takes a sub-buffer */
+	NEST_JUMP,		/* plans only: the clock jumps by ctx->jump; */
+				/* NEST_JUMP + k: a jump of kind k (the test's) */
+};
+
+/* A scenario as actions at points of the run, in the order they happen. */
+struct nest_plan {
+	unsigned char n;
+	unsigned char action[NEST_PLAN_MAX];
+	unsigned short point[NEST_PLAN_MAX];
+};
+
+/* A point a run offered: where an action could have been taken. */
+struct nest_point {
+	unsigned char label;
+	unsigned char depth;	/* writers on the stack */
+	unsigned char children;	/* interrupts the top writer had so far */
+	unsigned char head_busy; /* a writer on the stack is pushing the head */
 };
 
 struct nest_node {
@@ -55,6 +82,7 @@ struct nest_record {
 	unsigned char depth;
 	bool written;
 	bool seen;
+	bool committing;	/* payload written, rbn_commit() called */
 };
 
 /* A reader's view of one event. */
@@ -83,6 +111,27 @@ struct nest_ctx {
 	int stack[NEST_MAX_NODES];
 	unsigned char fired[NEST_MAX_NODES][2];
 	int planned, fired_total;
+
+	/* plan mode: the plan, the next action, the points offered */
+	const struct nest_plan *plan;
+	int plan_next;
+	int nr_points;
+	int nr_writers;
+	unsigned char children[NEST_MAX_NODES];
+	unsigned char head_busy[NEST_MAX_NODES];
+	struct nest_point *points;	/* log of the points, or NULL */
+	unsigned short len_by_depth[NEST_MAX_NODES + 1];
+	unsigned char repeat_by_depth[NEST_MAX_NODES + 1];
+
+	/* pages handed out with missed events but no count */
+	unsigned int lost_uncounted;
+	/* reserves refused, and whether the scenario allows it */
+	unsigned int refused;
+	bool drop_planned;
+	/* a reader saw an event before its writer called rbn_commit() */
+	int early_read;
+	/* the outermost rbn_commit() returned with events unpublished */
+	int unpublished;
 
 	/* what was written and read */
 	unsigned int nr_ids;
@@ -142,6 +191,9 @@ static void nest_check_payload(struct nest_ctx *c, unsigned int id,
 {
 	if (id == NEST_FILLER_ID || id >= c->nr_ids || c->payload_bad)
 		return;
+	/* A reader sees only events whose writer is done with them. */
+	if (!c->rec[id].committing && !c->early_read)
+		c->early_read = id + 1;
 	if (!nest_check_fill(data, id, c->rec[id].len, c->rec[id].depth))
 		c->payload_bad = id + 1;
 }
@@ -226,11 +278,105 @@ static void nest_read_page(struct nest_ctx *c)
 
 		memcpy(&missed, pg->data + ret, sizeof(missed));
 		c->lost += missed;
+	} else if (local_read(&pg->commit) & RBN_MISSED_EVENTS) {
+		/* no room for the count: the scenarios leave room for it */
+		c->lost_uncounted++;
 	}
 	nest_take_page_events(c, pg, ret);
 }
 
 static void nest_run_node(struct nest_ctx *c, int idx);
+static void nest_plan_writer(struct nest_ctx *c);
+
+/* One event of a writer: reserve, fill, commit; a refusal is counted. */
+static void nest_write_one(struct nest_ctx *c, unsigned int len)
+{
+	struct rbn_event *ev;
+	unsigned int id;
+
+	if (c->nr_ids >= NEST_MAX_EVENTS)
+		return;
+	id = c->nr_ids++;
+	memset(&c->rec[id], 0, sizeof(c->rec[id]));
+	ev = rbn_reserve(c->buffer, len);
+	if (!ev) {
+		c->refused++;
+		return;
+	}
+	{
+		struct nest_record *r = &c->rec[id];
+
+		r->ts = rbn_event_ts(c->buffer, ev);
+		r->flags = rbn_event_flags(c->buffer, ev);
+		r->len = len;
+		r->depth = c->depth;
+		r->written = true;
+		nest_fill(rbn_event_data(ev), id, len, c->depth);
+		r->committing = true;
+		rbn_commit(c->buffer, ev);
+	}
+	/*
+	 * The outermost writer's commit publishes everything reserved on
+	 * the CPU so far.
+	 */
+	if (c->depth == 1 && !c->unpublished &&
+	    !rbn_cpu_published(c->buffer, 0))
+		c->unpublished = id + 1;
+}
+
+/*
+ * Plan mode: offer a point, take the plan's action if it is planned
+ * there, and offer the next point after it, until no action is taken.
+ */
+static void nest_plan_hook(struct nest_ctx *c, int label)
+{
+	const struct nest_plan *p = c->plan;
+	int top = c->depth ? c->stack[c->depth - 1] : -1;
+
+	if (label == RBN_LABEL_HEAD_FLAGGED && top >= 0)
+		c->head_busy[top] = 1;
+	if ((label == RBN_LABEL_HEAD_DONE || label == RBN_LABEL_PAD) && top >= 0)
+		c->head_busy[top] = 0;
+
+	for (;;) {
+		int pt = c->nr_points++;
+		int busy = 0;
+
+		for (int i = 0; i < c->depth; i++)
+			busy |= c->head_busy[c->stack[i]];
+		if (c->points && pt < NEST_MAX_POINTS) {
+			struct nest_point *np = &c->points[pt];
+
+			np->label = label;
+			np->depth = c->depth;
+			np->children = top >= 0 ? c->children[top] : 0;
+			np->head_busy = busy;
+		}
+		if (c->plan_next >= p->n || p->point[c->plan_next] != pt)
+			return;
+		c->fired_total++;
+		if (p->action[c->plan_next] >= NEST_JUMP) {
+			c->plan_next++;
+			c->now += c->jump;
+			continue;
+		}
+		switch (p->action[c->plan_next++]) {
+		case NEST_CONSUME:
+			c->reader_actions++;
+			nest_consume_one(c);
+			break;
+		case NEST_READ_PAGE:
+			c->reader_actions++;
+			nest_read_page(c);
+			break;
+		default:
+			if (top >= 0)
+				c->children[top]++;
+			nest_plan_writer(c);
+			break;
+		}
+	}
+}
 
 static void nest_hook(struct rbn_buffer *buffer, int cpu, int label, void *arg)
 {
@@ -240,6 +386,10 @@ static void nest_hook(struct rbn_buffer *buffer, int cpu, int label, void *arg)
 
 	(void)buffer;
 	(void)cpu;
+	if (c->plan) {
+		nest_plan_hook(c, label);
+		return;
+	}
 	if (c->hook_calls++ == c->jump_at)
 		c->now += c->jump;
 	if (label == c->jump_label && c->jump_nth-- == 0)
@@ -261,9 +411,6 @@ static void nest_run_node(struct nest_ctx *c, int idx)
 {
 	const struct nest_node *nd = &c->tree->n[idx];
 	int saved = rbn_user_context;
-	struct rbn_event *ev;
-	unsigned int id;
-
 	if (nd->action == NEST_CONSUME) {
 		c->reader_actions++;
 		nest_consume_one(c);
@@ -277,21 +424,26 @@ static void nest_run_node(struct nest_ctx *c, int idx)
 
 	c->stack[c->depth++] = idx;
 	rbn_user_context = c->depth - 1;
-	for (int i = 0; i <= nd->repeat && c->nr_ids < NEST_MAX_EVENTS; i++) {
-		id = c->nr_ids++;
-		ev = rbn_reserve(c->buffer, nd->len);
-		if (ev) {
-			struct nest_record *r = &c->rec[id];
+	for (int i = 0; i <= nd->repeat; i++)
+		nest_write_one(c, nd->len);
+	rbn_user_context = saved;
+	c->depth--;
+}
 
-			r->ts = rbn_event_ts(c->buffer, ev);
-			r->flags = rbn_event_flags(c->buffer, ev);
-			r->len = nd->len;
-			r->depth = c->depth;
-			r->written = true;
-			nest_fill(rbn_event_data(ev), id, nd->len, c->depth);
-			rbn_commit(c->buffer, ev);
-		}
-	}
+/* Plan mode: a writer one level up from the top of the stack. */
+static void nest_plan_writer(struct nest_ctx *c)
+{
+	int saved = rbn_user_context;
+	int idx = c->nr_writers++;
+	int d;
+
+	c->children[idx] = 0;
+	c->head_busy[idx] = 0;
+	c->stack[c->depth++] = idx;
+	d = c->depth;
+	rbn_user_context = d - 1;
+	for (int i = 0; i <= c->repeat_by_depth[d]; i++)
+		nest_write_one(c, c->len_by_depth[d]);
 	rbn_user_context = saved;
 	c->depth--;
 }
@@ -334,17 +486,42 @@ static void nest_begin(struct nest_ctx *c, const struct nest_tree *t,
 	memset(c->fired, 0, sizeof(c->fired));
 	c->fired_total = 0;
 	c->planned = 0;
-	for (int i = 0; i < t->nr; i++)
+	for (int i = 0; t && i < t->nr; i++)
 		c->planned += t->n[i].nr_child;
 	c->nr_ids = 0;
 	c->nr_read = 0;
 	c->lost = 0;
 	c->payload_bad = 0;
 	c->err[0] = 0;
+	c->plan = NULL;
+	c->plan_next = 0;
+	c->nr_points = 0;
+	c->nr_writers = 0;
+	c->refused = 0;
+	c->lost_uncounted = 0;
+	c->drop_planned = false;
+	c->early_read = 0;
+	c->unpublished = 0;
 	rbn_user_context = 0;
 }
 
-static void nest_run(struct nest_ctx *c)
+/* Plan mode: run @p on the buffer as set up by nest_begin() and fillers. */
+static inline void nest_run_plan(struct nest_ctx *c, const struct nest_plan *p,
+			  struct nest_point *points)
+{
+	c->plan = p;
+	c->plan_next = 0;
+	c->planned = p->n;
+	c->fired_total = 0;
+	c->nr_points = 0;
+	c->points = points;
+	rbn_test_set_hook(nest_hook, c);
+	nest_plan_writer(c);
+	rbn_test_set_hook(NULL, NULL);
+	c->points = NULL;
+}
+
+static inline void nest_run(struct nest_ctx *c)
 {
 	rbn_test_set_hook(nest_hook, c);
 	nest_run_node(c, 0);
@@ -438,6 +615,36 @@ static bool nest_check(struct nest_ctx *c, unsigned int extra)
 	if (c->payload_bad) {
 		snprintf(c->err, sizeof(c->err), "payload of id %u corrupted",
 			 c->payload_bad - 1);
+		return false;
+	}
+	if (c->lost_uncounted) {
+		snprintf(c->err, sizeof(c->err),
+			 "%u page(s) taken with missed events and no room for their count",
+			 c->lost_uncounted);
+		return false;
+	}
+	if (c->refused && !c->drop_planned) {
+		snprintf(c->err, sizeof(c->err),
+			 "%u reserve(s) refused in a scenario that plans no drop",
+			 c->refused);
+		return false;
+	}
+	if (c->early_read) {
+		snprintf(c->err, sizeof(c->err),
+			 "a reader saw id %u before its writer committed it",
+			 c->early_read - 1);
+		return false;
+	}
+	if (c->unpublished) {
+		snprintf(c->err, sizeof(c->err),
+			 "outermost commit of id %u returned with events unpublished",
+			 c->unpublished - 1);
+		return false;
+	}
+	if (c->fired_total != c->planned) {
+		snprintf(c->err, sizeof(c->err),
+			 "%d of %d planned interrupts or actions taken",
+			 c->fired_total, c->planned);
 		return false;
 	}
 	if (rbn_user_warnings) {
