@@ -2,127 +2,50 @@
 /*
  * test_nest.c - exhaustive nesting of writers on the real rb_core.c.
  *
- * Every tree of writers with up to four levels (task, softirq, hardirq,
- * NMI), up to two interrupts per writer at any label of its write path,
- * is run at several positions in a sub-buffer (first event of a page,
- * middle, exactly filling it, crossing its end, a nested writer crossing
- * it), with a steady clock, with a clock jump of 2^27 ns or more at every
- * point of the scenario, with a clock that steps back (1 ns, 2^27 ns,
- * 2^32 ns, and across 2^59) at every point, and with clock values around
- * 2^59. After each
- * scenario a reader rebuilds the time stamps and the invariants are
- * checked (nest_check()). A second family runs in overwrite mode on a
- * full ring with readers acting at the labels, where the head page is
- * pushed by nested writers and swapped by readers.
+ * A scenario is a plan (nest_harness.h): actions taken at points of the
+ * run, where a point is a hook call of the core (a label) or the moment
+ * after an action taken at one. The actions are a nested writer one
+ * context level up (softirq, hardirq, NMI), a reader on another CPU
+ * consuming an event or taking a sub-buffer, or a jump of the clock.
  *
- * RBN_NEST_QUICK=1 runs a sample of the four-writer trees (sanitizer
- * builds).
+ * The plans are enumerated depth first: a plan is run, and every point
+ * its run offered after its last action is where one more action can go.
+ * Everything before that point runs the same in the longer plan, so every
+ * action of every plan is taken where it was meant to be, and a label is
+ * tried exactly where the code reaches it (a slow-path label only after a
+ * writer ran between A and C, a page-switch label only on a crossing, a
+ * second time round when the code loops). A plan whose actions were not
+ * all taken fails. Bounds: up to four writers (task .. NMI), up to two
+ * interrupts per writer; one reader action; one clock jump of one kind in
+ * plans of up to three writers, and at two points after the last
+ * interrupt of the four-writer plans.
+ *
+ * Each plan runs at several positions in a sub-buffer (first event of a
+ * page, middle, exactly filling it, crossing its end, nested writers
+ * crossing it, a full producer/consumer ring where reserves are refused).
+ * After each run a reader rebuilds the time stamps and nest_check() checks
+ * the invariants, and at every step: a reader acting at a point sees only
+ * whole, committed events; the outermost commit leaves everything
+ * published; no reserve is refused unless the position plans it, and then
+ * each refusal is counted.
+ *
+ * The overwrite family does the same on full rings of 2, 3 and 4
+ * sub-buffers, where the outermost writer or a nested one pushes the head
+ * and readers swap pages at the points, with the counters checked exactly.
+ *
+ * Every label of enum rbn_label must get a nested writer somewhere, or
+ * the test fails: the enum and the enumeration stay in step.
+ *
+ * RBN_NEST_QUICK=1 runs a sample (sanitizer builds): every 7th four-writer
+ * plan, and of the plans that end with a reader action or a clock jump
+ * every 4th (and what grows from it).
  */
 #include <stdlib.h>
 
 #include "ktap.h"
 #include "nest_harness.h"
 
-#define MAX_TREES	40000
-#define MAX_DEPTH	4
-
-static struct nest_tree *trees;
-static int nr_trees;
-
-/* Payload per depth: small, small, large (type_len 0), small. */
-static const unsigned short depth_len[MAX_DEPTH + 1] = { 0, 24, 40, 120, 16 };
-
-/*
- * Build all subtrees of exactly @n nodes rooted at @depth into @out;
- * returns how many. Subtrees are stored with their root at index 0 and
- * children after it.
- */
-static int gen(int depth, int n, struct nest_tree *out, int max)
-{
-	int cnt = 0, l1, l2, a, i, j;
-
-	if (n == 1) {
-		if (max < 1)
-			return 0;
-		memset(&out[0], 0, sizeof(out[0]));
-		out[0].nr = 1;
-		out[0].n[0].len = depth_len[depth];
-		return 1;
-	}
-	if (depth >= MAX_DEPTH)
-		return 0;
-
-	/* one interrupt, at any label */
-	{
-		struct nest_tree *sub = malloc(sizeof(*sub) * MAX_TREES);
-		int ns = gen(depth + 1, n - 1, sub, MAX_TREES);
-
-		for (l1 = 0; l1 < RBN_NR_LABELS; l1++) {
-			for (i = 0; i < ns && cnt < max; i++) {
-				struct nest_tree *t = &out[cnt++];
-
-				memset(t, 0, sizeof(*t));
-				t->nr = 1 + sub[i].nr;
-				t->n[0].len = depth_len[depth];
-				t->n[0].nr_child = 1;
-				t->n[0].label[0] = l1;
-				t->n[0].child[0] = 1;
-				for (j = 0; j < sub[i].nr; j++) {
-					t->n[1 + j] = sub[i].n[j];
-					t->n[1 + j].child[0] += 1;
-					t->n[1 + j].child[1] += 1;
-				}
-			}
-		}
-		free(sub);
-	}
-
-	/* two interrupts: at two labels, or twice at the same one */
-	for (a = 1; a <= n - 2; a++) {
-		struct nest_tree *s1 = malloc(sizeof(*s1) * MAX_TREES);
-		struct nest_tree *s2 = malloc(sizeof(*s2) * MAX_TREES);
-		int n1 = gen(depth + 1, a, s1, MAX_TREES);
-		int n2 = gen(depth + 1, n - 1 - a, s2, MAX_TREES);
-
-		for (long x = 0; x < (long)RBN_NR_LABELS * RBN_NR_LABELS * n1 * n2 &&
-		     cnt < max; x++) {
-			struct nest_tree *t;
-			int k, off2;
-
-			/* x enumerates (l1 <= l2, first subtree, second subtree) */
-			j = x % n2;
-			i = x / n2 % n1;
-			l2 = x / n2 / n1 % RBN_NR_LABELS;
-			l1 = x / n2 / n1 / RBN_NR_LABELS;
-			if (l2 < l1)
-				continue;
-			t = &out[cnt++];
-			off2 = 1 + s1[i].nr;
-
-			memset(t, 0, sizeof(*t));
-			t->nr = 1 + s1[i].nr + s2[j].nr;
-			t->n[0].len = depth_len[depth];
-			t->n[0].nr_child = 2;
-			t->n[0].label[0] = l1;
-			t->n[0].label[1] = l2;
-			t->n[0].child[0] = 1;
-			t->n[0].child[1] = off2;
-			for (k = 0; k < s1[i].nr; k++) {
-				t->n[1 + k] = s1[i].n[k];
-				t->n[1 + k].child[0] += 1;
-				t->n[1 + k].child[1] += 1;
-			}
-			for (k = 0; k < s2[j].nr; k++) {
-				t->n[off2 + k] = s2[j].n[k];
-				t->n[off2 + k].child[0] += off2;
-				t->n[off2 + k].child[1] += off2;
-			}
-		}
-		free(s1);
-		free(s2);
-	}
-	return cnt;
-}
+#define MAX_WRITERS	4
 
 enum pos {
 	POS_START,	/* root is the first event of a fresh sub-buffer */
@@ -133,13 +56,76 @@ enum pos {
 	POS_FILL_NESTED,	/* a depth-2 event, then the root fill it exactly */
 	POS_FILL_NESTED_ABS,	/* the same with the depth-2 event absolute */
 	POS_SHORT_NESTED,	/* a depth-2 event and the root leave 4 bytes */
+	POS_FULL,	/* producer/consumer ring full: the root is refused */
 	NR_POS
 };
 
 static const char * const pos_name[NR_POS] = {
 	"page-start", "middle", "exact-fill", "crossing", "nested-crossing",
-	"fill-after-nested", "fill-after-abs", "short-after-nested"
+	"fill-after-nested", "fill-after-abs", "short-after-nested", "full"
 };
+
+/* Payload per depth: small, small, large (type_len 0), small. */
+static const unsigned short depth_len[MAX_WRITERS + 1] = { 0, 24, 40, 120, 16 };
+
+enum clk {
+	CLK_STEADY,	/* 1 ns per clock read, no jump */
+	CLK_HIGH,	/* around 2^59, crossing it */
+	CLK_JUMP,	/* 2^27 ns jump */
+	CLK_JUMP_BIG,	/* 2^32 + 3 ns jump */
+	CLK_HIGH_JUMP,	/* above 2^59 - 2^27, jump across 2^59 */
+	CLK_BACK,	/* the next clock read 1 ns below the last one */
+	CLK_BACK_27,	/* ... 2^27 ns below */
+	CLK_BACK_32,	/* ... 2^32 ns below */
+	CLK_HIGH_BACK,	/* just above 2^59, 2^27 ns back across it */
+	NR_CLK
+};
+
+static const char * const clk_name[NR_CLK] = {
+	"steady", "near 2^59", "jump 2^27", "jump 2^32", "jump across 2^59",
+	"back 1 ns", "back 2^27", "back 2^32", "back across 2^59"
+};
+
+/* Plans per bound, given to the enumeration. */
+struct bounds {
+	int writes;		/* nested writers */
+	int readers;		/* reader actions */
+	int writes_reader;	/* ... in plans of at most this many nested writers */
+	bool jumps;		/* a clock jump */
+	int writes_jump;	/* ... in plans of at most this many nested writers */
+	bool quick;
+};
+
+struct family {
+	const char *name;
+	struct rbn_buffer *buffer;
+	struct bounds b;
+	int pos;		/* the position being enumerated */
+	unsigned int extra;	/* filler events written before the plan */
+	unsigned long scenarios, failed, quick_skipped;
+	unsigned long by_pos[NR_POS];
+	unsigned long by_clk[NR_CLK];
+	unsigned long by_writers[MAX_WRITERS + 1];
+	unsigned long by_action[NEST_JUMP + 1];
+	unsigned long label_writer[RBN_NR_LABELS];
+	unsigned long label_reader[RBN_NR_LABELS];
+	unsigned long refused, dropped;
+	/* (label, depth, position, clock) combinations exercised */
+	unsigned char combo[RBN_NR_LABELS][MAX_WRITERS + 1][NR_POS][NR_CLK];
+	/* overwrite: the counters, summed */
+	unsigned long overrun, lost, read, uncounted_pages;
+	bool overwrite;
+	int ring;		/* overwrite: sub-buffers in the ring */
+	bool (*setup)(struct family *f);
+};
+
+static struct nest_ctx ctx;
+static unsigned long all_label_writer[RBN_NR_LABELS];
+
+static unsigned int subbuf_room(struct family *f)
+{
+	return rbn_subbuf_size(f->buffer) - RBN_PAGE_HDR_SIZE;
+}
 
 /* Bytes left in the sub-buffer before the root writes. */
 static unsigned int pos_room(int pos, unsigned int subbuf)
@@ -152,6 +138,7 @@ static unsigned int pos_room(int pos, unsigned int subbuf)
 	case POS_EXACT:
 		return root;
 	case POS_CROSS:
+	case POS_FULL:
 		return root - 4;
 	case POS_NESTED:
 		/* the root with a stamp fits; a depth-2 event does not */
@@ -167,116 +154,406 @@ static unsigned int pos_room(int pos, unsigned int subbuf)
 	}
 }
 
-enum clk {
-	CLK_STEADY,	/* 1 ns per clock read, no jump */
-	CLK_JUMP,	/* 2^27 ns jump at one hook call */
-	CLK_JUMP_BIG,	/* 2^32 + 3 ns jump at one hook call */
-	CLK_HIGH,	/* around 2^59, crossing it */
-	CLK_HIGH_JUMP,	/* above 2^59 - 2^27, jump across 2^59 */
-	CLK_BACK,	/* the next clock read 1 ns below the last one */
-	CLK_BACK_27,	/* ... 2^27 ns below */
-	CLK_BACK_32,	/* ... 2^32 ns below */
-	CLK_HIGH_BACK,	/* just above 2^59, 2^27 ns back across it */
-	NR_CLK
-};
-
-struct family_stats {
-	unsigned long scenarios;
-	unsigned long effective;	/* every planned interrupt fired */
-	unsigned long failed;
-	unsigned long by_pos[NR_POS];
-	unsigned long by_clk[NR_CLK];
-	unsigned long by_nodes[NEST_MAX_NODES + 1];
-	unsigned long label_fired[RBN_NR_LABELS];
-};
-
-static bool run_one(struct nest_ctx *c, const struct nest_tree *t, int pos,
-		    int clk, long jump_at, struct family_stats *fs,
-		    bool verbose_fail)
+static void clk_setup(int clk, u64 *base, u64 *jump)
 {
-	unsigned int subbuf = rbn_subbuf_size(c->buffer) - RBN_PAGE_HDR_SIZE;
-	unsigned int room = pos_room(pos, subbuf);
-	u64 base = 1000, jump = 0;
-	bool ok;
-
+	*base = 1000;
+	*jump = 0;
 	switch (clk) {
 	case CLK_JUMP:
-		jump = 1ULL << 27;
+		*jump = 1ULL << 27;
 		break;
 	case CLK_JUMP_BIG:
-		jump = (1ULL << 32) + 3;
+		*jump = (1ULL << 32) + 3;
 		break;
 	case CLK_HIGH:
-		base = (1ULL << 59) - 40;
+		*base = (1ULL << 59) - 40;
 		break;
 	case CLK_HIGH_JUMP:
-		base = (1ULL << 59) - (1ULL << 26);
-		jump = 1ULL << 27;
+		*base = (1ULL << 59) - (1ULL << 26);
+		*jump = 1ULL << 27;
 		break;
 	/*
-	 * A step back of N: the hook call takes N + 1 off the clock, so the
-	 * next read (which adds the step of 1) is N below the last one.
+	 * A step back of N: the jump takes N + 1 off the clock, so the next
+	 * read (which adds the step of 1) is N below the last one.
 	 */
 	case CLK_BACK:
-		base = 1ULL << 40;
-		jump = -2ULL;
+		*base = 1ULL << 40;
+		*jump = -2ULL;
 		break;
 	case CLK_BACK_27:
-		base = 1ULL << 40;
-		jump = -((1ULL << 27) + 1);
+		*base = 1ULL << 40;
+		*jump = -((1ULL << 27) + 1);
 		break;
 	case CLK_BACK_32:
-		base = 1ULL << 40;
-		jump = -((1ULL << 32) + 1);
+		*base = 1ULL << 40;
+		*jump = -((1ULL << 32) + 1);
 		break;
 	case CLK_HIGH_BACK:
-		base = (1ULL << 59) + 20;
-		jump = -((1ULL << 27) + 1);
+		*base = (1ULL << 59) + 20;
+		*jump = -((1ULL << 27) + 1);
 		break;
 	}
-	nest_begin(c, t, base, 1, jump, jump_at);
-	if (room < subbuf && !nest_filler(c, subbuf - room)) {
-		snprintf(c->err, sizeof(c->err), "filler of %u bytes failed",
-			 subbuf - room);
-		ok = false;
-	} else {
-		nest_run(c);
-		nest_drain(c);
-		ok = nest_check(c, room < subbuf ? 1 : 0);
-	}
-
-	fs->scenarios++;
-	fs->by_pos[pos]++;
-	fs->by_clk[clk]++;
-	fs->by_nodes[t->nr]++;
-	if (c->fired_total == c->planned)
-		fs->effective++;
-	for (int i = 0; i < t->nr; i++)
-		for (int k = 0; k < t->n[i].nr_child; k++)
-			if (c->fired[i][k])
-				fs->label_fired[t->n[i].label[k]]++;
-	if (!ok) {
-		fs->failed++;
-		if (verbose_fail && fs->failed <= 10) {
-			char desc[256];
-			int len = 0;
-
-			for (int i = 0; i < t->nr; i++) {
-				len += snprintf(desc + len, sizeof(desc) - len, " [%d:", i);
-				for (int k = 0; k < t->n[i].nr_child; k++)
-					len += snprintf(desc + len, sizeof(desc) - len,
-							" L%d->%d", t->n[i].label[k],
-							t->n[i].child[k]);
-				len += snprintf(desc + len, sizeof(desc) - len, "]");
-			}
-			ktap_print("FAIL %s clk=%d jump_at=%ld tree%s: %s",
-				   pos_name[pos], clk, jump_at, desc, c->err);
-		}
-	}
-	return ok;
 }
 
-static struct nest_ctx ctx;
+/*
+ * Write @total bytes of filler events (a sub-buffer takes at most
+ * rbn_max_event_size() in one), counting them in f->extra.
+ */
+static bool fill(struct family *f, unsigned int total)
+{
+	unsigned int half = subbuf_room(f) / 2;
+
+	while (total) {
+		unsigned int n = total > half ? half : total;
+
+		/* leave no piece smaller than an event */
+		if (total - n && total - n < 16)
+			n -= 16;
+		if (!nest_filler(&ctx, n))
+			return false;
+		f->extra++;
+		total -= n;
+	}
+	return true;
+}
+
+/*
+ * A sub-buffer filled up to this many bytes from its end: the next event
+ * does not fit, the rest becomes a discarded event, and a reader taking
+ * the sub-buffer (without the discarded event) has room for the count of
+ * events lost before it.
+ */
+#define FULL_SLACK	16
+
+/* Producer/consumer family: fill the sub-buffer for the position. */
+static bool setup_nest(struct family *f)
+{
+	unsigned int subbuf = subbuf_room(f);
+	unsigned int room = pos_room(f->pos, subbuf);
+	unsigned long i;
+
+	f->extra = 0;
+	ctx.len_by_depth[1] = depth_len[1];
+	for (i = 2; i <= MAX_WRITERS; i++)
+		ctx.len_by_depth[i] = depth_len[i];
+	memset(ctx.repeat_by_depth, 0, sizeof(ctx.repeat_by_depth));
+	if (f->pos == POS_FULL) {
+		/* every sub-buffer of the ring full but the last one's end */
+		for (i = 0; i + 1 < rbn_nr_subbufs(f->buffer); i++)
+			if (!fill(f, subbuf - FULL_SLACK))
+				return false;
+		ctx.drop_planned = true;
+	}
+	return room >= subbuf || fill(f, subbuf - room);
+}
+
+/*
+ * Overwrite family: a ring of f->ring sub-buffers, filled so that the
+ * tail is on its last sub-buffer (the next one is the head) with @pos
+ * deciding the room left: the root pushes the head (crossing), a nested
+ * writer does (the root fits), or nobody does (middle of the page).
+ * Events of a quarter of a sub-buffer: three nested writers write less
+ * than a sub-buffer, so they never lap the commit and nothing may be
+ * refused.
+ */
+enum ow_pos { OW_ROOT_PUSH, OW_NESTED_PUSH, OW_DEEP_PUSH, OW_MID, NR_OW_POS };
+
+static const char * const ow_pos_name[NR_OW_POS] = {
+	"root-pushes", "nested-pushes", "third-pushes", "no-push"
+};
+
+#define OW_LEN		1004
+
+static bool setup_overwrite(struct family *f)
+{
+	unsigned int subbuf = subbuf_room(f);
+	unsigned int ev = OW_LEN + 4, room;
+	unsigned long i;
+
+	f->extra = 0;
+	for (i = 1; i <= MAX_WRITERS; i++)
+		ctx.len_by_depth[i] = OW_LEN;
+	memset(ctx.repeat_by_depth, 0, sizeof(ctx.repeat_by_depth));
+	switch (f->pos) {
+	case OW_ROOT_PUSH:
+		room = ev - 4;
+		break;
+	case OW_NESTED_PUSH:
+		room = ev + 8 + ev / 2;		/* ev / 2 = 502: a multiple of 4 */
+		break;
+	case OW_DEEP_PUSH:
+		room = 2 * (ev + 8) + ev / 2;
+		break;
+	default:
+		room = subbuf / 2 + 2 * ev;
+		break;
+	}
+	/* wrap the ring once, so that the head has events to lose */
+	for (i = 0; i < rbn_nr_subbufs(f->buffer); i++)
+		if (!fill(f, subbuf - FULL_SLACK))
+			return false;
+	return fill(f, subbuf - room);
+}
+
+static int plan_writes(const struct nest_plan *p, int *readers, int *jump)
+{
+	int w = 0;
+
+	*readers = 0;
+	*jump = -1;
+	for (int i = 0; i < p->n; i++) {
+		if (p->action[i] == NEST_WRITE)
+			w++;
+		else if (p->action[i] >= NEST_JUMP)
+			*jump = p->action[i] - NEST_JUMP;
+		else
+			(*readers)++;
+	}
+	return w;
+}
+
+static void describe(const struct nest_plan *p, const struct nest_point *pts,
+		     char *buf, size_t size)
+{
+	static const char * const act[] = { "write", "consume", "take-page" };
+	int len = 0;
+
+	buf[0] = 0;
+	for (int i = 0; i < p->n && len < (int)size; i++) {
+		const struct nest_point *np = &pts[p->point[i]];
+
+		len += snprintf(buf + len, size - len, " %s@%s(depth %d, point %d)",
+				p->action[i] >= NEST_JUMP ? "clock" :
+				act[p->action[i]], rbn_label_name(np->label),
+				np->depth, p->point[i]);
+	}
+}
+
+/*
+ * Run one plan at the family's position with clock @clk (the plan's jump
+ * kind, or steady / near 2^59 without a jump). Fills @pts with the points
+ * the run offered and returns how many.
+ */
+static int run_plan(struct family *f, const struct nest_plan *p, int clk,
+		    struct nest_point *pts)
+{
+	struct rbn_cpu_stats st0, st;
+	int readers, jump, writes;
+	u64 base, jv;
+	bool ok = true;
+
+	writes = plan_writes(p, &readers, &jump);
+	clk_setup(clk, &base, &jv);
+	nest_begin(&ctx, NULL, base, 1, jv, -1);
+	if (!f->setup(f)) {
+		snprintf(ctx.err, sizeof(ctx.err), "the fillers of %s failed",
+			 f->overwrite ? ow_pos_name[f->pos] : pos_name[f->pos]);
+		ok = false;
+	}
+	rbn_cpu_stats(f->buffer, 0, &st0);
+	if (ok) {
+		nest_run_plan(&ctx, p, pts);
+		/* a reader saw only committed events; now every one is */
+		nest_drain(&ctx);
+		rbn_cpu_stats(f->buffer, 0, &st);
+		/*
+		 * A reader that copies out the page the commit is still on
+		 * copies the discarded event at its end too, and has no
+		 * room left for the count of events lost before it: the
+		 * page says "missed", the core's overrun says how many.
+		 */
+		if (ctx.lost_uncounted && f->overwrite && st.overrun > ctx.lost) {
+			f->uncounted_pages += ctx.lost_uncounted;
+			ctx.lost = st.overrun;
+			ctx.lost_uncounted = 0;
+		}
+		ok = nest_check(&ctx, f->extra);
+	}
+	rbn_cpu_stats(f->buffer, 0, &st);
+	if (ok && ctx.drop_planned &&
+	    ctx.refused != (st.dropped - st0.dropped) +
+			   (st.commit_overrun - st0.commit_overrun)) {
+		snprintf(ctx.err, sizeof(ctx.err),
+			 "%u reserves refused, %llu counted as dropped",
+			 ctx.refused,
+			 (unsigned long long)(st.dropped - st0.dropped +
+					      st.commit_overrun - st0.commit_overrun));
+		ok = false;
+	}
+	if (ok && f->overwrite) {
+		/*
+		 * Every event written before and during the plan was read
+		 * or overwritten, and each overwritten one is counted once:
+		 * by the core's overrun counter and by the reader as lost.
+		 */
+		if (st.entries || st.overrun != ctx.lost ||
+		    st.read != ctx.nr_read || st.commit_overrun || st.dropped) {
+			snprintf(ctx.err, sizeof(ctx.err),
+				 "counters: entries %llu, overrun %llu (reader lost %lu), read %llu (reader %u), dropped %llu + %llu",
+				 (unsigned long long)st.entries,
+				 (unsigned long long)st.overrun, ctx.lost,
+				 (unsigned long long)st.read, ctx.nr_read,
+				 (unsigned long long)st.dropped,
+				 (unsigned long long)st.commit_overrun);
+			ok = false;
+		}
+		f->overrun += st.overrun;
+		f->lost += ctx.lost;
+		f->read += st.read;
+	}
+	if (ok && !rbn_cpu_published(f->buffer, 0)) {
+		snprintf(ctx.err, sizeof(ctx.err), "not published at the end");
+		ok = false;
+	}
+
+	f->scenarios++;
+	f->by_pos[f->pos]++;
+	f->by_clk[clk]++;
+	f->by_writers[1 + writes]++;
+	f->refused += ctx.refused;
+	f->dropped += st.dropped - st0.dropped;
+	for (int i = 0; i < p->n; i++) {
+		const struct nest_point *np = &pts[p->point[i]];
+		int a = p->action[i] >= NEST_JUMP ? NEST_JUMP : p->action[i];
+
+		f->by_action[a]++;
+		if (a == NEST_WRITE) {
+			f->label_writer[np->label]++;
+			f->combo[np->label][np->depth][f->pos][clk] = 1;
+		} else if (a != NEST_JUMP) {
+			f->label_reader[np->label]++;
+		}
+	}
+	if (!ok) {
+		f->failed++;
+		if (f->failed <= 10) {
+			char desc[512];
+
+			describe(p, pts, desc, sizeof(desc));
+			ktap_print("FAIL %s %s clock %s plan%s: %s", f->name,
+				   f->overwrite ? ow_pos_name[f->pos] :
+				   pos_name[f->pos], clk_name[clk],
+				   desc[0] ? desc : " (none)", ctx.err);
+		}
+	}
+	return ctx.nr_points < NEST_MAX_POINTS ? ctx.nr_points : NEST_MAX_POINTS;
+}
+
+/*
+ * The clock jumps tried in plans of 1 + N writers: every kind up to two
+ * writers, fewer in the larger plans (whose count would otherwise grow
+ * with every kind at every point).
+ */
+#define CLK_BIT(k)	(1U << (k))
+static const unsigned int jump_kinds[MAX_WRITERS] = {
+	~0U, ~0U,
+	CLK_BIT(CLK_JUMP) | CLK_BIT(CLK_JUMP_BIG) | CLK_BIT(CLK_BACK) |
+	CLK_BIT(CLK_HIGH_BACK),
+	CLK_BIT(CLK_JUMP) | CLK_BIT(CLK_BACK),
+};
+
+static unsigned long quick_count;
+
+/* Run @p and every plan that extends it by actions after its last one. */
+static void explore(struct family *f, struct nest_plan *p)
+{
+	struct nest_point pts[NEST_MAX_POINTS];
+	int readers, jump, writes, np, start, clk;
+
+	writes = plan_writes(p, &readers, &jump);
+	clk = jump >= 0 ? jump : CLK_STEADY;
+	/* the sample: every 7th four-writer plan, every 4th jump or reader */
+	if (f->b.quick &&
+	    ((writes == MAX_WRITERS - 1 && quick_count++ % 7) ||
+	     (p->n && p->action[p->n - 1] != NEST_WRITE && quick_count++ % 4))) {
+		f->quick_skipped++;
+		return;
+	}
+	np = run_plan(f, p, clk, pts);
+	/* the same plan without a jump with the clock near 2^59 */
+	if (jump < 0 && !f->overwrite) {
+		struct nest_point pts2[NEST_MAX_POINTS];
+
+		run_plan(f, p, CLK_HIGH, pts2);
+	}
+	if (p->n >= NEST_PLAN_MAX - 1)
+		return;
+	start = p->n ? p->point[p->n - 1] + 1 : 0;
+	for (int pt = start; pt < np; pt++) {
+		const struct nest_point *at = &pts[pt];
+		int n = p->n;
+
+		p->point[n] = pt;
+		p->n = n + 1;
+		if (writes < f->b.writes && at->depth < MAX_WRITERS &&
+		    at->children < 2 &&
+		    (jump < 0 || (writes + 1 <= f->b.writes_jump &&
+				  jump_kinds[writes + 1] & CLK_BIT(jump))) &&
+		    (!readers || writes + 1 <= f->b.writes_reader)) {
+			p->action[n] = NEST_WRITE;
+			explore(f, p);
+		}
+		if (readers < f->b.readers && !at->head_busy &&
+		    writes <= f->b.writes_reader && jump < 0) {
+			p->action[n] = NEST_CONSUME;
+			explore(f, p);
+			p->action[n] = NEST_READ_PAGE;
+			explore(f, p);
+		}
+		if (f->b.jumps && jump < 0 && !readers &&
+		    (writes <= f->b.writes_jump ||
+		     (writes == f->b.writes && (pt == start || pt == np - 1)))) {
+			for (int k = CLK_JUMP; k < NR_CLK; k++) {
+				if (!(jump_kinds[writes] & CLK_BIT(k)))
+					continue;
+				p->action[n] = NEST_JUMP + k;
+				explore(f, p);
+			}
+		}
+		p->n = n;
+	}
+}
+
+static void print_family(struct family *f)
+{
+	unsigned long combos = 0, labels = 0;
+	int i, d, pos, clk;
+
+	for (i = 0; i < RBN_NR_LABELS; i++) {
+		labels += !!f->label_writer[i];
+		for (d = 0; d <= MAX_WRITERS; d++)
+			for (pos = 0; pos < NR_POS; pos++)
+				for (clk = 0; clk < NR_CLK; clk++)
+					combos += f->combo[i][d][pos][clk];
+	}
+	ktap_print("%s: %lu scenarios run as planned (every action taken where planned), %lu failed%s",
+		   f->name, f->scenarios - f->failed, f->failed,
+		   f->quick_skipped ? " (quick sample)" : "");
+	ktap_print("  %lu distinct (label, depth, position, clock) combinations of a nested writer; %lu of %d labels",
+		   combos, labels, RBN_NR_LABELS);
+	ktap_print("  actions: %lu nested writers, %lu reader consumes, %lu page takes, %lu clock jumps",
+		   f->by_action[NEST_WRITE], f->by_action[NEST_CONSUME],
+		   f->by_action[NEST_READ_PAGE], f->by_action[NEST_JUMP]);
+	for (pos = 0; pos < NR_POS; pos++)
+		if (f->by_pos[pos])
+			ktap_print("  position %-18s %lu", f->overwrite ?
+				   (pos < NR_OW_POS ? ow_pos_name[pos] : "?") :
+				   pos_name[pos], f->by_pos[pos]);
+	for (clk = 0; clk < NR_CLK; clk++)
+		if (f->by_clk[clk])
+			ktap_print("  clock %-18s %lu", clk_name[clk], f->by_clk[clk]);
+	ktap_print("  writers per scenario: 1:%lu 2:%lu 3:%lu 4:%lu",
+		   f->by_writers[1], f->by_writers[2], f->by_writers[3],
+		   f->by_writers[4]);
+	if (f->refused || f->dropped)
+		ktap_print("  refused reserves %lu, counted dropped %lu",
+			   f->refused, f->dropped);
+	if (f->overwrite)
+		ktap_print("  overrun %lu = lost seen by the reader %lu; read %lu; %lu pages taken with missed events but no room for their count",
+			   f->overrun, f->lost, f->read, f->uncounted_pages);
+	for (i = 0; i < RBN_NR_LABELS; i++)
+		all_label_writer[i] += f->label_writer[i];
+}
 
 static void print_paths(struct nest_ctx *c)
 {
@@ -285,228 +562,170 @@ static void print_paths(struct nest_ctx *c)
 		   c->paths[3], c->paths[4], c->paths[5], c->paths[6]);
 }
 
-static void print_family(const char *name, struct family_stats *fs)
+static struct family *new_family(const char *name, bool overwrite, int ring,
+				 unsigned long size, struct bounds b)
 {
-	int i;
+	struct family *f = calloc(1, sizeof(*f));
+	struct rbn_config cfg = {
+		.size = size, .clock = nest_clock, .nr_cpus = 1,
+		.overwrite = overwrite,
+	};
 
-	ktap_print("%s: %lu scenarios, %lu with every planned interrupt fired, %lu failed",
-		   name, fs->scenarios, fs->effective, fs->failed);
-	for (i = 0; i < NR_POS; i++)
-		if (fs->by_pos[i])
-			ktap_print("  position %-16s %lu", pos_name[i], fs->by_pos[i]);
-	ktap_print("  clocks: steady %lu, jump 2^27 %lu, jump 2^32 %lu, near 2^59 %lu, across 2^59 %lu",
-		   fs->by_clk[0], fs->by_clk[1], fs->by_clk[2], fs->by_clk[3],
-		   fs->by_clk[4]);
-	ktap_print("  clocks stepping back: 1 ns %lu, 2^27 %lu, 2^32 %lu, across 2^59 %lu",
-		   fs->by_clk[CLK_BACK], fs->by_clk[CLK_BACK_27],
-		   fs->by_clk[CLK_BACK_32], fs->by_clk[CLK_HIGH_BACK]);
-	ktap_print("  writers per scenario: 1:%lu 2:%lu 3:%lu 4:%lu",
-		   fs->by_nodes[1], fs->by_nodes[2], fs->by_nodes[3],
-		   fs->by_nodes[4]);
-	for (i = 0; i < RBN_NR_LABELS; i++)
-		if (!fs->label_fired[i])
-			ktap_print("  label %d never fired", i);
+	if (!f)
+		return NULL;
+	f->name = name;
+	f->b = b;
+	f->overwrite = overwrite;
+	f->ring = ring;
+	f->setup = overwrite ? setup_overwrite : setup_nest;
+	f->buffer = rbn_alloc(&cfg);
+	if (IS_ERR(f->buffer)) {
+		free(f);
+		return NULL;
+	}
+	return f;
+}
+
+static void free_family(struct family *f)
+{
+	rbn_free(f->buffer);
+	free(f);
 }
 
 /* Trees of up to four writers in producer/consumer mode. */
 static bool family_nest(bool quick)
 {
-	struct family_stats fs = { 0 };
-	struct rbn_config cfg = {
-		.size = 16 * 4096, .clock = nest_clock, .nr_cpus = 1,
+	struct bounds b = {
+		.writes = MAX_WRITERS - 1, .readers = 1, .writes_reader = 2,
+		.jumps = true, .writes_jump = 2, .quick = quick,
 	};
-	int t, pos, clk;
+	struct family *f = new_family("nest", false, 0, 16 * 4096, b);
+	struct family *full = new_family("nest", false, 0, 3 * 4080, b);
+	struct nest_plan p = { 0 };
+	unsigned long paths6;
+	bool ok;
 
-	ctx.buffer = rbn_alloc(&cfg);
-	if (IS_ERR(ctx.buffer))
+	if (!f || !full)
 		return false;
+	ctx.buffer = f->buffer;
+	ctx.page = rbn_alloc_read_page(f->buffer, 0);
+	for (f->pos = 0; f->pos < POS_FULL; f->pos++)
+		explore(f, &p);
+	rbn_free_read_page(f->buffer, 0, ctx.page);
 
-	for (t = 0; t < nr_trees; t++) {
-		const struct nest_tree *tree = &trees[t];
-		bool small = tree->nr <= 3;
-
-		if (quick && !small && t % 13)
-			continue;
-		for (pos = 0; pos < NR_POS; pos++) {
-			long calls;
-
-			/* Steady clock; count the hook calls for the jumps. */
-			run_one(&ctx, tree, pos, CLK_STEADY, -1, &fs, true);
-			calls = ctx.hook_calls;
-			run_one(&ctx, tree, pos, CLK_HIGH, -1, &fs, true);
-			for (clk = CLK_JUMP; clk < NR_CLK; clk++) {
-				long k;
-
-				if (clk == CLK_HIGH)
-					continue;
-				if (small) {
-					for (k = 0; k < calls; k++)
-						run_one(&ctx, tree, pos, clk, k,
-							&fs, true);
-				} else {
-					run_one(&ctx, tree, pos, clk, 0, &fs, true);
-					run_one(&ctx, tree, pos, clk, calls / 2,
-						&fs, true);
-					run_one(&ctx, tree, pos, clk, calls - 1,
-						&fs, true);
-				}
-			}
-		}
+	/* the full ring: a small one, the same family */
+	ctx.buffer = full->buffer;
+	ctx.page = rbn_alloc_read_page(full->buffer, 0);
+	full->pos = POS_FULL;
+	explore(full, &p);
+	rbn_free_read_page(full->buffer, 0, ctx.page);
+	ctx.page = NULL;
+	for (int i = 0; i < NR_POS; i++)
+		f->by_pos[i] += full->by_pos[i];
+	for (int i = 0; i < NR_CLK; i++)
+		f->by_clk[i] += full->by_clk[i];
+	for (int i = 0; i <= MAX_WRITERS; i++)
+		f->by_writers[i] += full->by_writers[i];
+	for (int i = 0; i <= NEST_JUMP; i++)
+		f->by_action[i] += full->by_action[i];
+	for (int i = 0; i < RBN_NR_LABELS; i++) {
+		f->label_writer[i] += full->label_writer[i];
+		f->label_reader[i] += full->label_reader[i];
+		for (int d = 0; d <= MAX_WRITERS; d++)
+			for (int c = 0; c < NR_CLK; c++)
+				f->combo[i][d][POS_FULL][c] |=
+					full->combo[i][d][POS_FULL][c];
 	}
-	print_family("nest", &fs);
+	f->scenarios += full->scenarios;
+	f->failed += full->failed;
+	f->quick_skipped += full->quick_skipped;
+	f->refused += full->refused;
+	f->dropped += full->dropped;
+	print_family(f);
 	print_paths(&ctx);
-	rbn_free(ctx.buffer);
-	/* The clocks that step back must have made clock-back events. */
-	return fs.failed == 0 && fs.effective > 0 && ctx.paths[6] > 0;
+	paths6 = ctx.paths[6];
+	ok = f->failed == 0 && f->scenarios > 0 && full->dropped > 0 &&
+	     paths6 > 0;
+	if (!full->dropped)
+		ktap_print("  the full ring refused nothing");
+	if (!paths6)
+		ktap_print("  no clock-back event: the clocks stepping back did not");
+	free_family(f);
+	free_family(full);
+	return ok;
 }
 
 /*
- * Overwrite mode on a full ring of three sub-buffers: the root and the
- * nested writers write events of a third of a page, so that writers cross
- * pages and push the head while nested, and readers act at the labels.
+ * Overwrite mode on full rings of 2, 3 and 4 sub-buffers: the head is
+ * pushed by the root or by a nested writer, readers act at the points.
  */
-static bool family_overwrite(void)
+static bool family_overwrite(bool quick)
 {
-	struct family_stats fs = { 0 };
-	struct rbn_config cfg = {
-		.size = 3 * 4080, .clock = nest_clock, .nr_cpus = 1,
-		.overwrite = true,
+	struct bounds b = {
+		.writes = MAX_WRITERS - 1, .readers = 1, .writes_reader = 2,
+		.jumps = false, .quick = quick,
 	};
-	static struct nest_tree ow[MAX_TREES];
 	unsigned long paths0[8];
-	int nr = 0, l1, l2, a1, a2, r1, t, pos, i;
+	bool ok = true;
 
-	ctx.buffer = rbn_alloc(&cfg);
-	if (IS_ERR(ctx.buffer))
-		return false;
-	ctx.page = rbn_alloc_read_page(ctx.buffer, 0);
 	memcpy(paths0, ctx.paths, sizeof(paths0));
+	for (int ring = 2; ring <= 4; ring++) {
+		struct family *f;
+		struct nest_plan p = { 0 };
+		char name[32];
 
-	/*
-	 * Root (1300 bytes) interrupted at l1 by a writer (of one or four
-	 * events) or a reader action, which (if a writer) is interrupted at
-	 * l2 by a writer or a reader action.
-	 */
-	for (int x = 0; x < RBN_NR_LABELS * 3 * 2 * (RBN_NR_LABELS + 1) * 3; x++) {
-		struct nest_tree *tr;
-
-		/* x enumerates (l1, a1, r1, l2, a2); l2 == NR_LABELS: none */
-		a2 = x % 3;
-		l2 = x / 3 % (RBN_NR_LABELS + 1);
-		r1 = x / 3 / (RBN_NR_LABELS + 1) % 2 * 3;
-		a1 = x / 3 / (RBN_NR_LABELS + 1) / 2 % 3;
-		l1 = x / 3 / (RBN_NR_LABELS + 1) / 2 / 3;
-
-		if (a1 != NEST_WRITE && (l2 || a2 || r1))
-			continue;
-		/*
-		 * A reader that finds the head flagged UPDATE waits for the
-		 * writer that set it (from PAGE_HEAD to the end of the push,
-		 * nested writers included); inside that writer it would wait
-		 * forever. On real CPUs it spins until the writer is done.
-		 */
-		if ((a1 != NEST_WRITE && (l1 == RBN_LABEL_PAGE_HEAD ||
-					      l1 == RBN_LABEL_PAGE_NEW_HEAD)) ||
-		    (a2 != NEST_WRITE && (l2 == RBN_LABEL_PAGE_HEAD ||
-					      l2 == RBN_LABEL_PAGE_NEW_HEAD ||
-					      l1 == RBN_LABEL_PAGE_HEAD ||
-					      l1 == RBN_LABEL_PAGE_NEW_HEAD)))
-			continue;
-		if (l2 == RBN_NR_LABELS && a2)
-			continue;
-		tr = &ow[nr++];
-		memset(tr, 0, sizeof(*tr));
-		tr->n[0].len = 1300;
-		tr->n[0].nr_child = 1;
-		tr->n[0].label[0] = l1;
-		tr->n[0].child[0] = 1;
-		tr->n[1].action = a1;
-		/* a nested writer of four events crosses pages itself */
-		tr->n[1].repeat = r1;
-		tr->n[1].len = 1300;
-		tr->nr = 2;
-		if (a1 == NEST_WRITE && l2 < RBN_NR_LABELS) {
-			tr->n[1].nr_child = 1;
-			tr->n[1].label[0] = l2;
-			tr->n[1].child[0] = 2;
-			tr->n[2].action = a2;
-			tr->n[2].len = 1300;
-			tr->nr = 3;
-		}
+		snprintf(name, sizeof(name), "overwrite ring %d", ring);
+		f = new_family(strdup(name), true, ring, ring * 4080, b);
+		if (!f)
+			return false;
+		ctx.buffer = f->buffer;
+		ctx.page = rbn_alloc_read_page(f->buffer, 0);
+		for (f->pos = 0; f->pos < NR_OW_POS; f->pos++)
+			explore(f, &p);
+		rbn_free_read_page(f->buffer, 0, ctx.page);
+		ctx.page = NULL;
+		print_family(f);
+		if (f->failed || !f->scenarios || !f->overrun)
+			ok = false;
+		if (!f->overrun)
+			ktap_print("  nothing was overwritten");
+		free_family(f);
 	}
-
-	for (t = 0; t < nr; t++) {
-		for (pos = 0; pos < 4; pos++) {
-			int fill;
-			bool ok;
-
-			nest_begin(&ctx, &ow[t], 1000, 1, 0, -1);
-			/*
-			 * Fill the ring so the tail sits on its last page,
-			 * with @pos more events of 1300 bytes: the root
-			 * lands at different offsets relative to the head.
-			 */
-			ok = true;
-			for (fill = 0; fill < 7 + pos && ok; fill++)
-				ok = nest_filler(&ctx, 1300 + 8);
-			if (!ok) {
-				fs.failed++;
-				continue;
-			}
-			/* some of the filler may be overwritten: lost is counted */
-			nest_run(&ctx);
-			nest_drain(&ctx);
-			ok = nest_check(&ctx, 7 + pos);
-			fs.scenarios++;
-			fs.by_pos[pos < NR_POS ? pos : 0]++;
-			fs.by_nodes[ow[t].nr]++;
-			if (ctx.fired_total == ctx.planned)
-				fs.effective++;
-			for (i = 0; i < ow[t].nr; i++)
-				for (int k = 0; k < ow[t].n[i].nr_child; k++)
-					if (ctx.fired[i][k])
-						fs.label_fired[ow[t].n[i].label[k]]++;
-			if (!ok && ++fs.failed <= 10)
-				ktap_print("FAIL overwrite tree %d (L%d a%d L%d a%d) fill %d: %s",
-					   t, ow[t].n[0].label[0], ow[t].n[1].action,
-					   ow[t].n[1].label[0], ow[t].n[2].action,
-					   pos, ctx.err);
-		}
-	}
-	ktap_print("overwrite: %lu scenarios (ring of 3 sub-buffers, readers acting at labels %lu times), %lu with every planned interrupt fired, %lu failed",
-		   fs.scenarios, ctx.reader_actions, fs.effective, fs.failed);
-	for (i = 0; i < RBN_NR_LABELS; i++)
-		if (!fs.label_fired[i])
-			ktap_print("  label %d never fired", i);
-	for (i = 0; i < 7; i++)
+	for (int i = 0; i < 7; i++)
 		ctx.paths[i] -= paths0[i];
 	print_paths(&ctx);
-	rbn_free_read_page(ctx.buffer, 0, ctx.page);
-	ctx.page = NULL;
-	rbn_free(ctx.buffer);
-	return fs.failed == 0;
+	return ok;
+}
+
+/* Every label got a nested writer somewhere. */
+static bool labels_reached(void)
+{
+	int missing = 0;
+
+	for (int i = 0; i < RBN_NR_LABELS; i++) {
+		if (all_label_writer[i])
+			continue;
+		ktap_print("label %s: no scenario put a nested writer there",
+			   rbn_label_name(i));
+		missing++;
+	}
+	ktap_print("%d of %d labels had a nested writer", RBN_NR_LABELS - missing,
+		   RBN_NR_LABELS);
+	return !missing;
 }
 
 int main(void)
 {
 	bool quick = getenv("RBN_NEST_QUICK") && atoi(getenv("RBN_NEST_QUICK"));
-	int n, total = 0;
 
 	nest_cur = &ctx;
 	rbn_user_nr_cpus = 1;
-	trees = malloc(sizeof(*trees) * MAX_TREES * 2);
-	for (n = 1; n <= 4; n++) {
-		int got = gen(1, n, trees + total, MAX_TREES * 2 - total);
 
-		total += got;
-	}
-	nr_trees = total;
-
-	ktap_start(2);
-	ktap_print("%d writer trees (1 to 4 writers, depth up to 4, 0-2 interrupts per writer at %d labels)%s",
-		   nr_trees, RBN_NR_LABELS, quick ? ", quick sample of 4-writer trees" : "");
+	ktap_start(3);
+	ktap_print("plans of 1 to 4 writers (depth up to 4), 0-2 interrupts per writer at any of the points of %d labels the code reaches%s",
+		   RBN_NR_LABELS, quick ? ", quick sample of 4-writer plans" : "");
 	ktap_result(family_nest(quick), "nest_exhaustive");
-	ktap_result(family_overwrite(), "nest_overwrite_readers");
-	free(trees);
+	ktap_result(family_overwrite(quick), "nest_overwrite_readers");
+	ktap_result(labels_reached(), "nest_every_label_reached");
 	return ktap_finish();
 }
