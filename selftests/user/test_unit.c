@@ -3446,6 +3446,62 @@ static void t_nmi_unsafe(void)
 	rbn_free(b);
 }
 
+/*
+ * The names of the write path's labels, one table shared by the module's
+ * inject file and the tests: every label has its own, a value out of
+ * range has none, and the table ends at RBN_NR_LABELS.
+ */
+static void t_label_names(void)
+{
+	static const int out[] = { INT_MIN, -1, RBN_NR_LABELS,
+				   RBN_NR_LABELS + 1, INT_MAX };
+	unsigned int named = 0, bad_chars = 0, dups = 0, i;
+	int a, b;
+
+	for (a = 0; a < RBN_NR_LABELS; a++) {
+		const char *name = rbn_label_name(a);
+
+		if (!CHECK(name && name[0], "label %d has no name", a))
+			continue;
+		named++;
+		/* The enum's name in lower case, without RBN_LABEL_. */
+		for (i = 0; name[i]; i++)
+			if (!((name[i] >= 'a' && name[i] <= 'z') ||
+			      name[i] == '_'))
+				break;
+		if (!CHECK(!name[i], "label %d: \"%s\"", a, name))
+			bad_chars++;
+		for (b = 0; b < a; b++) {
+			const char *other = rbn_label_name(b);
+
+			if (other && !strcmp(name, other)) {
+				CHECK(0, "labels %d and %d are both \"%s\"",
+				      b, a, name);
+				dups++;
+			}
+		}
+	}
+	for (i = 0; i < ARRAY_SIZE_LENS(out); i++)
+		CHECK(!rbn_label_name(out[i]), "label %d out of range named \"%s\"",
+		      out[i], rbn_label_name(out[i]));
+	/* Counted up to the first value without a name: the whole table. */
+	for (a = 0; rbn_label_name(a); a++)
+		;
+	CHECK(a == RBN_NR_LABELS, "%d names before the first NULL, RBN_NR_LABELS %d",
+	      a, RBN_NR_LABELS);
+	CHECK(RBN_LABEL_UNNEST == RBN_NR_LABELS - 1, "last label %d",
+	      RBN_LABEL_UNNEST);
+	CHECK(!strcmp(rbn_label_name(RBN_LABEL_CONTEXT), "context") &&
+	      !strcmp(rbn_label_name(RBN_LABEL_A_TAIL), "a_tail") &&
+	      !strcmp(rbn_label_name(RBN_LABEL_F_WRITE), "f_write") &&
+	      !strcmp(rbn_label_name(RBN_LABEL_UNNEST), "unnest"),
+	      "names of context, a_tail, f_write, unnest");
+	ktap_print("%u of %d labels named (%s .. %s), %u duplicate names, %u with characters outside [a-z_], %zu values out of range without a name",
+		   named, RBN_NR_LABELS, rbn_label_name(0) ?: "?",
+		   rbn_label_name(RBN_NR_LABELS - 1) ?: "?", dups, bad_chars,
+		   ARRAY_SIZE_LENS(out));
+}
+
 static void t_no_warnings(void)
 {
 	ktap_print("rbn_user_warnings %lu", rbn_user_warnings);
@@ -3499,6 +3555,7 @@ static const struct tcase cases[] = {
 	{ "fill_level", t_fill_level },
 	{ "resets_and_prepared_iters", t_resets_and_prepared_iters },
 	{ "nmi_unsafe_cmpxchg", t_nmi_unsafe },
+	{ "label_names", t_label_names },
 	{ "no_warnings", t_no_warnings },
 };
 
