@@ -108,6 +108,9 @@ static u64 mock_clock(void)
  * @expect_abs_wrap: absolute stamps must cross a 2^59 boundary
  * @expect_missed: pages with and without a stored lost count must occur
  * @expect_extends: time extends must occur
+ * @expect_drops: the buffer fills up (producer/consumer): reserves are
+ *		refused, each counted in stats.dropped, and page_drop is
+ *		reached; without it no reserve may be refused
  *
  * Nested writers must run at exactly the labels the workload can reach:
  * see want_labels().
@@ -136,6 +139,7 @@ struct wl {
 	bool expect_abs_wrap;
 	bool expect_missed;
 	bool expect_extends;
+	bool expect_drops;
 };
 
 /* What a writer wrote. */
@@ -182,6 +186,7 @@ struct counts {
 	unsigned long written;
 	unsigned long read;
 	unsigned long overrun;
+	unsigned long dropped;		/* stats: refused for lack of room */
 	unsigned long pages_touched;	/* stats: sub-buffers moved onto */
 };
 
@@ -782,6 +787,7 @@ static void final_checks(struct run *r)
 		r->cnt.written += st.written;
 		r->cnt.read += r->nr_read[cpu];
 		r->cnt.overrun += st.overrun;
+		r->cnt.dropped += st.dropped;
 		r->cnt.pages_touched += st.pages_touched;
 		if (st.written != per_cpu_w[cpu])
 			failf("%s cpu %d: stats.written %llu, writers committed %lu",
@@ -806,7 +812,7 @@ static void final_checks(struct run *r)
 			failf("%s cpu %d: recursion %llu, commit_overrun %llu",
 			      who, cpu, (unsigned long long)st.recursion,
 			      (unsigned long long)st.commit_overrun);
-		if (!r->wl->overwrite && !r->wl->bad_lens && st.dropped)
+		if (!r->wl->expect_drops && !r->wl->bad_lens && st.dropped)
 			failf("%s cpu %d: %llu events dropped: buffer too small for the workload",
 			      who, cpu, (unsigned long long)st.dropped);
 		if (r->wl->bad_lens && cpu == 0 && st.dropped != 3)
@@ -814,6 +820,25 @@ static void final_checks(struct run *r)
 			      who, (unsigned long long)st.dropped);
 		if (st.max_depth > r->max_depth)
 			r->max_depth = st.max_depth;
+	}
+	/*
+	 * Every refused reserve is one the core counted, and only a
+	 * workload that fills the buffer has any. The bad lengths are
+	 * refused outside emit(): three on CPU 0.
+	 */
+	{
+		unsigned long counted = r->cnt.dropped -
+					(r->wl->bad_lens ? 3 : 0);
+
+		if (r->cnt.refused != counted)
+			failf("%s: %lu reserves refused, the core counted %lu dropped",
+			      who, r->cnt.refused, counted);
+		if (r->wl->expect_drops && !r->cnt.refused)
+			failf("%s: no reserve refused: the buffer never filled up",
+			      who);
+		if (!r->wl->expect_drops && r->cnt.refused)
+			failf("%s: %lu reserves refused where none was planned",
+			      who, r->cnt.refused);
 	}
 	/* The flags the writers saw add up to the core's counters. */
 	{
@@ -1039,8 +1064,8 @@ static const int head_push_labels[] = {
  *  - the head push (head_push_labels): overwrite mode only, when the
  *    tail catches up with the head: stats.overrun must say so;
  *  - page_drop: a reserve refused in rb_move_tail(). Producer/consumer
- *    with the buffer full, or nested writers lapping the outermost
- *    commit (commit_overrun): no workload plans either.
+ *    with the buffer full (@expect_drops), or nested writers lapping the
+ *    outermost commit (commit_overrun), which no workload plans.
  *
  * A workload with @nest_label set injects at that label only.
  */
@@ -1058,7 +1083,7 @@ static void want_labels(const struct wl *wl, bool want[RBN_NR_LABELS])
 	if (!wl->overwrite)
 		for (i = 0; i < ARRAY_SIZE(head_push_labels); i++)
 			want[head_push_labels[i]] = false;
-	want[RBN_LABEL_PAGE_DROP] = false;
+	want[RBN_LABEL_PAGE_DROP] = wl->expect_drops;
 }
 
 static bool want_any(const bool *want, const int *set, unsigned int n)
@@ -1106,6 +1131,8 @@ static void check_labels(const struct wl *wl, const struct run *a,
 	if (want_any(want, head_push_labels, ARRAY_SIZE(head_push_labels)) &&
 	    !a->cnt.overrun)
 		failf("nothing overwritten: the head was never pushed");
+	if (want[RBN_LABEL_PAGE_DROP] && !a->cnt.refused)
+		failf("no reserve refused: page_drop is not reachable");
 }
 
 static void add_counts(struct counts *t, const struct counts *c)
@@ -1364,6 +1391,14 @@ static const struct wl workloads[] = {
 		.nr_events = 12000, .len = len_mix,
 		.nest_rate = 30, .nest_depth = 3, .nest_label = NO_LABEL,
 		.drain_every = 3000,
+	},
+	{
+		.name = "c: nested writers, producer/consumer, buffer full (refusals)",
+		.order = 0, .nr_cpus = 2, .pages = 96,
+		.clock_start = 5000, .clock_step = 100,
+		.nr_events = 6000, .len = len_mix,
+		.nest_rate = 30, .nest_depth = 3, .nest_label = NO_LABEL,
+		.drain_every = 1000, .expect_drops = true,
 	},
 	{
 		.name = "d: clock just below 2^59",
