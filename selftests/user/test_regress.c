@@ -18,6 +18,10 @@ static struct nest_ctx ctx;
 static u64 clock_step = 1;
 /* Where the clock jumps instead of at a hook call: label, occurrence. */
 static int jump_label = -1, jump_nth;
+/* Fillers of @prefill bytes written before the tree; 1 unless told. */
+static unsigned int nr_fillers = 1;
+/* Reserves of the tree that are meant to be refused; 0 unless told. */
+static unsigned int planned_refusals;
 
 /* Node helpers: a writer with @len bytes, interrupted at up to two labels. */
 static void node(struct nest_tree *t, int i, unsigned int len)
@@ -39,7 +43,11 @@ static void irq_at(struct nest_tree *t, int parent, int label, int child)
 
 /*
  * Run @t from node 0, then node @follow (not a child of anybody) as a
- * later task-context event if @follow > 0; drain and check the invariants.
+ * later task-context event if @follow > 0; drain and check the
+ * invariants: every event at its writer's time (or, sandwiched, at the
+ * time of the one before it), time never back, nothing lost, every
+ * planned interrupt fired, and no reserve refused but planned_refusals,
+ * each of them counted by the core.
  */
 static bool run_tree(const char *name, struct nest_tree *t, int follow,
 		     unsigned int prefill, u64 base, u64 jump, long jump_at,
@@ -49,7 +57,10 @@ static bool run_tree(const char *name, struct nest_tree *t, int follow,
 		.size = 8 * 4080, .clock = nest_clock, .nr_cpus = 1,
 		.overwrite = overwrite,
 	};
-	unsigned int subbuf, i;
+	unsigned int subbuf, i, fillers = prefill ? nr_fillers : 0;
+	unsigned int refused = 0;
+	struct rbn_cpu_stats st;
+	u64 counted;
 	bool ok = true;
 
 	ctx.buffer = rbn_alloc(&cfg);
@@ -59,8 +70,15 @@ static bool run_tree(const char *name, struct nest_tree *t, int follow,
 	nest_begin(&ctx, t, base, clock_step, jump, jump_at);
 	ctx.jump_label = jump_label;
 	ctx.jump_nth = jump_nth;
-	if (prefill && !nest_filler(&ctx, prefill))
-		ok = false;
+	/* nest_begin() leaves the records of the last scenario behind. */
+	memset(ctx.rec, 0, sizeof(ctx.rec));
+	for (i = 0; ok && i < fillers; i++) {
+		ok = nest_filler(&ctx, prefill);
+		if (!ok)
+			snprintf(ctx.err, sizeof(ctx.err),
+				 "filler %u of %u bytes refused or cut", i,
+				 prefill);
+	}
 	if (ok) {
 		nest_run(&ctx);
 		if (follow > 0) {
@@ -69,11 +87,11 @@ static bool run_tree(const char *name, struct nest_tree *t, int follow,
 			rbn_test_set_hook(NULL, NULL);
 		}
 		nest_drain(&ctx);
-		ok = nest_check(&ctx, prefill ? 1 : 0);
+		ok = nest_check(&ctx, fillers);
 	}
-	ktap_print("%s: %d writers, %u events read, %d of %d interrupts fired (sub-buffer %u bytes, prefill %u)",
+	ktap_print("%s: %d writers, %u events read, %d of %d interrupts fired (sub-buffer %u bytes, %u fillers of %u)",
 		   name, t->nr, ctx.nr_read, ctx.fired_total, ctx.planned,
-		   subbuf, prefill);
+		   subbuf, fillers, prefill);
 	for (i = 0; i < ctx.nr_read; i++) {
 		unsigned int id = ctx.rd[i].id;
 
@@ -91,11 +109,27 @@ static bool run_tree(const char *name, struct nest_tree *t, int follow,
 			   ctx.rec[id].flags & RBN_EV_PAGE_START ? " page-start" : "",
 			   ctx.rec[id].flags & RBN_EV_CLOCK_BACK ? " clock-back" : "");
 	}
+	for (i = 0; i < ctx.nr_ids; i++) {
+		if (ctx.rec[i].written)
+			continue;
+		refused++;
+		ktap_print("  id %u: reserve refused", i);
+	}
+	rbn_cpu_stats(ctx.buffer, 0, &st);
+	counted = st.dropped + st.commit_overrun + st.recursion;
+	ktap_print("  reserves %u, refused %u (planned %u); the core counted %" PRIu64 " (dropped %" PRIu64 ", commit_overrun %" PRIu64 ", recursion %" PRIu64 ")",
+		   ctx.nr_ids, refused, planned_refusals, counted, st.dropped,
+		   st.commit_overrun, st.recursion);
 	if (!ok)
 		ktap_print("  FAILED: %s", ctx.err);
 	if (ctx.fired_total != ctx.planned) {
 		ktap_print("  FAILED: only %d of %d planned interrupts fired",
 			   ctx.fired_total, ctx.planned);
+		ok = false;
+	}
+	if (refused != planned_refusals || counted != refused) {
+		ktap_print("  FAILED: %u reserves refused, %u planned, %" PRIu64 " counted",
+			   refused, planned_refusals, counted);
 		ok = false;
 	}
 	return ok;
@@ -344,9 +378,9 @@ static bool max_data_size(void)
 	struct rbn_config cfg = {
 		.size = 4 * 4080, .clock = nest_clock, .nr_cpus = 1,
 	};
+	unsigned int max, refused = 0;
 	struct rbn_cpu_stats st;
 	struct rbn_event *ev;
-	unsigned int max;
 	u64 ts;
 	bool ok;
 
@@ -357,21 +391,27 @@ static bool max_data_size(void)
 	ctx.step = 1;
 	max = rbn_max_event_size(ctx.buffer);
 	ok = !rbn_write(ctx.buffer, 8, "12345678");
+	refused += !ok;
 	ctx.now += 1ULL << 30;	/* the next delta needs a time extend */
 	ev = rbn_reserve(ctx.buffer, max);
+	refused += !ev;
 	ok = ok && ev;
 	if (ev) {
 		memset(rbn_event_data(ev), 0x5a, max);
 		rbn_commit(ctx.buffer, ev);
 	}
-	ok = ok && !rbn_reserve(ctx.buffer, max + 1);
+	/* The one refusal planned. */
+	ev = rbn_reserve(ctx.buffer, max + 1);
+	refused += !ev;
+	if (ev)
+		rbn_commit(ctx.buffer, ev);
 	st = stats();
-	ok = ok && st.dropped == 1 && st.written == 2;
+	ok = ok && refused == 1 && st.dropped == refused && st.written == 2;
 	ok = ok && rbn_consume(ctx.buffer, 0, &ts, NULL);
 	ev = rbn_consume(ctx.buffer, 0, &ts, NULL);
 	ok = ok && ev && rbn_event_data_length(ev) >= max;
-	ktap_print("max_data_size: sub-buffer %u bytes, max payload %u written after a 2^30 ns gap, max+1 refused (dropped %" PRIu64 ")",
-		   rbn_subbuf_size(ctx.buffer), max, st.dropped);
+	ktap_print("max_data_size: sub-buffer %u bytes, max payload %u written after a 2^30 ns gap, max+1 refused; refusals %u, dropped %" PRIu64,
+		   rbn_subbuf_size(ctx.buffer), max, refused, st.dropped);
 	done();
 	return ok && !rbn_user_warnings;
 }
@@ -464,12 +504,52 @@ static bool clock_back_nmi_absolute(void)
 	return ok;
 }
 
+/*
+ * Nothing is lost silently: in producer/consumer mode a full buffer
+ * refuses the event that would cross into the unread head, and a writer
+ * nested right there (page_drop) is refused as well. Both refusals are
+ * planned, and both are counted in stats.dropped; once the buffer is
+ * read, there is room again.
+ */
+static bool full_buffer_refusals_counted(void)
+{
+	struct nest_tree t = { 0 };
+	struct rbn_cpu_stats st;
+	unsigned long lost = 0;
+	struct rbn_event *ev;
+	u64 ts = 0;
+	bool ok;
+
+	node(&t, 0, 24);
+	node(&t, 1, 40);
+	irq_at(&t, 0, RBN_LABEL_PAGE_DROP, 1);
+	/* 8 sub-buffers of 4080 bytes, two 2040-byte fillers each: full */
+	nr_fillers = 16;
+	planned_refusals = 2;
+	ok = run_tree("full_buffer", &t, 0, 2040, 1000, 0, -1, false);
+	nr_fillers = 1;
+	planned_refusals = 0;
+	st = stats();
+	ok = ok && !ctx.rec[0].written && !ctx.rec[1].written &&
+	     st.dropped == 2 && st.written == 16 && st.read == 16;
+	/* Read: room for the next event. */
+	ctx.now += 10;
+	ok = !rbn_write(ctx.buffer, 24, "after the buffer was read") && ok;
+	ev = rbn_consume(ctx.buffer, 0, &ts, &lost);
+	ok = ok && ev && ts == ctx.now && !lost;
+	ktap_print("  dropped %" PRIu64 ", written %" PRIu64 ", read %" PRIu64 "; an event after reading %s at %" PRIu64 " (clock %" PRIu64 ")",
+		   st.dropped, st.written, st.read, ev ? "read" : "not read",
+		   ts, ctx.now);
+	done();
+	return ok;
+}
+
 int main(void)
 {
 	nest_cur = &ctx;
 	rbn_user_nr_cpus = 1;
 
-	ktap_start(13);
+	ktap_start(14);
 	ktap_result(seed001_nested_time_extends(), "seed001_nested_time_extends");
 	ktap_result(interrupt_between_a_and_b_keeps_time(), "interrupt_between_a_and_b_keeps_time");
 	ktap_result(seed003_nested_after_slow_delta(), "seed003_nested_after_slow_delta");
@@ -482,6 +562,7 @@ int main(void)
 	ktap_result(absolute_large_numbers(), "absolute_stamps_large_numbers");
 	ktap_result(clock_back_fast_path(), "clock_back_fast_path");
 	ktap_result(clock_back_nmi_absolute(), "clock_back_nmi_absolute");
+	ktap_result(full_buffer_refusals_counted(), "full_buffer_refusals_counted");
 	ktap_result(rbn_user_warnings == 0, "no_core_warnings");
 	return ktap_finish();
 }
