@@ -7,11 +7,22 @@
  * reproduces the interleaving behind a fix in the ftrace ring buffer, plus
  * a plain event written afterwards in task context: the bugs these fixes
  * closed showed up as that later event being shown at the wrong time.
+ *
+ * Beyond the invariants every scenario checks (run_tree()), each one
+ * checks the path it is named after: the flags the core gave the events
+ * (rbn_event_flags()), its counters, and the sub-buffers read back with
+ * rbn_read_page() and decoded independently (rbn_decode.c): the order
+ * of the events, the delta, time extend or absolute stamp in front of
+ * each, page time stamps, commits and padding. A check whose scenario
+ * did not go where it should fails like any other.
  */
 #include "ktap.h"
 #include "nest_harness.h"
+#include "rbn_decode.h"
 
 #define ARRAY_SIZE(a)	(sizeof(a) / sizeof((a)[0]))
+#define RG_MAX_PAGES	16
+#define RG_MAX_DEC	1024
 
 static struct nest_ctx ctx;
 /* Clock advance per read; 1 ns unless a scenario needs more. */
@@ -22,6 +33,73 @@ static int jump_label = -1, jump_nth;
 static unsigned int nr_fillers = 1;
 /* Reserves of the tree that are meant to be refused; 0 unless told. */
 static unsigned int planned_refusals;
+
+/*
+ * What the scenario left in the buffer, read back page by page:
+ * rbn_read_page() and the independent decoder (rbn_decode.c) give every
+ * event with the time extend or absolute stamp in front of it, and every
+ * page with its time stamp, commit and padding.
+ */
+struct rg_event {
+	int page;			/* index in rg_pages[] */
+	struct rbn_dec_event dec;	/* .data not kept */
+};
+
+struct rg_page {
+	struct rbn_dec_page pg;
+	unsigned int first;		/* ctx.rd[] index of its first event */
+};
+
+static struct rg_event rg_ev[NEST_MAX_EVENTS];	/* parallel to ctx.rd[] */
+static struct rg_page rg_pages[RG_MAX_PAGES];
+static unsigned int rg_nr_pages;
+static struct rbn_dec_event rg_dec[RG_MAX_DEC];
+static void *rg_page;
+
+/*
+ * The first sub-buffer as the writers left it, copied before it is read:
+ * a reader that takes a whole sub-buffer cuts the padding off and clears
+ * it, so the discarded event that ends it is only seen here.
+ */
+static unsigned char rg_first[PAGE_SIZE];
+static struct rbn_dec_page rg_first_pg;
+static bool rg_first_ok;
+static u64 rg_filler_ts;
+
+/* The named path of a scenario: each check counted, a failed one shown. */
+static unsigned int path_checks, path_fails;
+
+static void path_begin(void)
+{
+	path_checks = 0;
+	path_fails = 0;
+}
+
+static __printf(3, 4) bool path_check(bool ok, int line, const char *fmt, ...)
+{
+	va_list ap;
+
+	path_checks++;
+	if (ok)
+		return true;
+	path_fails++;
+	printf("#   FAILED path check (line %d): ", line);
+	va_start(ap, fmt);
+	vprintf(fmt, ap);
+	va_end(ap);
+	printf("\n");
+	fflush(stdout);
+	return false;
+}
+
+#define PATH(cond, fmt, ...)	path_check(!!(cond), __LINE__, fmt, ##__VA_ARGS__)
+
+static bool path_end(const char *what)
+{
+	ktap_print("  path %s: %u checks, %u failed", what, path_checks,
+		   path_fails);
+	return !path_fails;
+}
 
 /* Node helpers: a writer with @len bytes, interrupted at up to two labels. */
 static void node(struct nest_tree *t, int i, unsigned int len)
@@ -42,10 +120,138 @@ static void irq_at(struct nest_tree *t, int parent, int label, int child)
 }
 
 /*
+ * A filler event of @total bytes in task context, hook off. The first
+ * one of a fresh buffer is the first event of its first sub-buffer: its
+ * header is right behind the page header.
+ */
+static struct rbn_event *filler(unsigned int total, u64 *ts,
+			       unsigned int *flags)
+{
+	unsigned int len = total - RBN_EVENT_HDR_SIZE;
+	struct rbn_event *ev;
+	bool whole;
+
+	if (len > RBN_ALIGNMENT * RBN_TYPE_DATA_MAX)
+		len -= sizeof(u32);
+	ev = rbn_reserve(ctx.buffer, len);
+	if (!ev)
+		return NULL;
+	*ts = rbn_event_ts(ctx.buffer, ev);
+	*flags = rbn_event_flags(ctx.buffer, ev);
+	whole = rbn_event_length(ev) == total;
+	nest_fill(rbn_event_data(ev), NEST_FILLER_ID, len, 0);
+	rbn_commit(ctx.buffer, ev);
+	return whole ? ev : NULL;
+}
+
+/* Copy and decode the first sub-buffer in place (see rg_first). */
+static void snapshot_first(const struct rbn_event *first)
+{
+	char err[160];
+
+	memcpy(rg_first, (const char *)first - RBN_PAGE_HDR_SIZE,
+	       rbn_subbuf_size(ctx.buffer));
+	rg_first_ok = rbn_decode_page(rg_first, rbn_subbuf_size(ctx.buffer),
+				      NULL, &rg_first_pg, NULL, 0, err,
+				      sizeof(err)) >= 0;
+	if (!rg_first_ok)
+		ktap_print("  first sub-buffer in place does not decode: %s",
+			   err);
+}
+
+/*
+ * Read everything back with rbn_read_page(), oldest sub-buffer first,
+ * each decoded by rbn_decode; nothing may be left for rbn_consume()
+ * afterwards.
+ */
+static bool read_back(void)
+{
+	unsigned int size = rbn_subbuf_size(ctx.buffer), before;
+	u64 prev = 0;
+	char err[160];
+	int ret, n, i;
+
+	rg_nr_pages = 0;
+	for (;;) {
+		struct rg_page *rp;
+
+		ret = rbn_read_page(ctx.buffer, 0, &rg_page, size, false);
+		if (ret == -EAGAIN)
+			break;
+		if (ret < 0 || rg_nr_pages >= RG_MAX_PAGES) {
+			snprintf(ctx.err, sizeof(ctx.err),
+				 "rbn_read_page: %d after %u pages", ret,
+				 rg_nr_pages);
+			return false;
+		}
+		rp = &rg_pages[rg_nr_pages];
+		n = rbn_decode_page(rg_page, size, &prev, &rp->pg, rg_dec,
+				    RG_MAX_DEC, err, sizeof(err));
+		if (n < 0) {
+			snprintf(ctx.err, sizeof(ctx.err),
+				 "page %u does not decode: %s", rg_nr_pages,
+				 err);
+			return false;
+		}
+		rp->first = ctx.nr_read;
+		if (rp->pg.missed) {
+			if (!rp->pg.missed_stored) {
+				snprintf(ctx.err, sizeof(ctx.err),
+					 "page %u: events lost, count not stored",
+					 rg_nr_pages);
+				return false;
+			}
+			ctx.lost += rp->pg.missed_count;
+		}
+		for (i = 0; i < n && ctx.nr_read < NEST_MAX_EVENTS; i++) {
+			struct nest_read *r = &ctx.rd[ctx.nr_read];
+
+			r->ts = rg_dec[i].ts;
+			r->lost = 0;
+			memcpy(&r->id, rg_dec[i].data, sizeof(r->id));
+			nest_check_payload(&ctx, r->id, rg_dec[i].data);
+			rg_ev[ctx.nr_read].page = rg_nr_pages;
+			rg_ev[ctx.nr_read].dec = rg_dec[i];
+			rg_ev[ctx.nr_read].dec.data = NULL;
+			ctx.nr_read++;
+		}
+		rg_nr_pages++;
+	}
+	before = ctx.nr_read;
+	nest_drain(&ctx);
+	for (i = before; i < (int)ctx.nr_read; i++) {
+		rg_ev[i].page = -1;
+		memset(&rg_ev[i].dec, 0, sizeof(rg_ev[i].dec));
+	}
+	if (ctx.nr_read != before) {
+		snprintf(ctx.err, sizeof(ctx.err),
+			 "%u events left to rbn_consume() after rbn_read_page() ran dry",
+			 ctx.nr_read - before);
+		return false;
+	}
+	return true;
+}
+
+static const char *flag_names(unsigned int f)
+{
+	static char buf[128];
+
+	snprintf(buf, sizeof(buf), "%s%s%s%s%s%s%s",
+		 f & RBN_EV_FAST ? " fast" : "",
+		 f & RBN_EV_ABSOLUTE ? " absolute" : "",
+		 f & RBN_EV_SLOW ? " slow" : "",
+		 f & RBN_EV_ZERO_DELTA ? " zero-delta" : "",
+		 f & RBN_EV_EXTEND ? " extend" : "",
+		 f & RBN_EV_PAGE_START ? " page-start" : "",
+		 f & RBN_EV_CLOCK_BACK ? " clock-back" : "");
+	return buf;
+}
+
+/*
  * Run @t from node 0, then node @follow (not a child of anybody) as a
- * later task-context event if @follow > 0; drain and check the
- * invariants: every event at its writer's time (or, sandwiched, at the
- * time of the one before it), time never back, nothing lost, every
+ * later task-context event if @follow > 0; read everything back and check
+ * the invariants: every event at its writer's time (or, sandwiched, at
+ * the time of the one before it), time never back, nothing lost, every
  * planned interrupt fired, and no reserve refused but planned_refusals,
  * each of them counted by the core.
  */
@@ -59,25 +265,46 @@ static bool run_tree(const char *name, struct nest_tree *t, int follow,
 	};
 	unsigned int subbuf, i, fillers = prefill ? nr_fillers : 0;
 	unsigned int refused = 0;
+	struct rbn_event *first = NULL;
 	struct rbn_cpu_stats st;
 	u64 counted;
 	bool ok = true;
 
 	ctx.buffer = rbn_alloc(&cfg);
-	if (IS_ERR(ctx.buffer))
+	if (IS_ERR(ctx.buffer)) {
+		ctx.buffer = NULL;
 		return false;
+	}
+	rg_page = rbn_alloc_read_page(ctx.buffer, 0);
 	subbuf = rbn_subbuf_size(ctx.buffer) - RBN_PAGE_HDR_SIZE;
 	nest_begin(&ctx, t, base, clock_step, jump, jump_at);
 	ctx.jump_label = jump_label;
 	ctx.jump_nth = jump_nth;
 	/* nest_begin() leaves the records of the last scenario behind. */
 	memset(ctx.rec, 0, sizeof(ctx.rec));
+	rg_first_ok = false;
+	rg_filler_ts = 0;
+	rg_nr_pages = 0;
 	for (i = 0; ok && i < fillers; i++) {
-		ok = nest_filler(&ctx, prefill);
+		unsigned int flags = 0;
+
+		if (!i) {
+			first = filler(prefill, &rg_filler_ts, &flags);
+			ok = first != NULL;
+			/* It opens the first sub-buffer: see rg_first. */
+			if (!(flags & RBN_EV_PAGE_START))
+				first = NULL;
+		} else {
+			ok = nest_filler(&ctx, prefill);
+		}
 		if (!ok)
 			snprintf(ctx.err, sizeof(ctx.err),
 				 "filler %u of %u bytes refused or cut", i,
 				 prefill);
+	}
+	if (!rg_page) {
+		snprintf(ctx.err, sizeof(ctx.err), "no reader page");
+		ok = false;
 	}
 	if (ok) {
 		nest_run(&ctx);
@@ -86,28 +313,26 @@ static bool run_tree(const char *name, struct nest_tree *t, int follow,
 			nest_run_node(&ctx, follow);
 			rbn_test_set_hook(NULL, NULL);
 		}
-		nest_drain(&ctx);
-		ok = nest_check(&ctx, fillers);
+		if (first)
+			snapshot_first(first);
+		ok = read_back() && nest_check(&ctx, fillers);
 	}
-	ktap_print("%s: %d writers, %u events read, %d of %d interrupts fired (sub-buffer %u bytes, %u fillers of %u)",
-		   name, t->nr, ctx.nr_read, ctx.fired_total, ctx.planned,
-		   subbuf, fillers, prefill);
+	ktap_print("%s: %d writers, %u events read in %u pages, %d of %d interrupts fired (sub-buffer %u bytes, %u fillers of %u)",
+		   name, t->nr, ctx.nr_read, rg_nr_pages, ctx.fired_total,
+		   ctx.planned, subbuf, fillers, prefill);
 	for (i = 0; i < ctx.nr_read; i++) {
+		const struct rbn_dec_event *d = &rg_ev[i].dec;
 		unsigned int id = ctx.rd[i].id;
 
 		if (id == NEST_FILLER_ID) {
 			ktap_print("  filler          ts %" PRIu64, ctx.rd[i].ts);
 			continue;
 		}
-		ktap_print("  id %u depth %u ts %" PRIu64 " writer %" PRIu64 " flags%s%s%s%s%s%s%s",
+		ktap_print("  id %u depth %u ts %" PRIu64 " writer %" PRIu64 " flags%s; page %d delta %" PRIu64 "%s%s",
 			   id, ctx.rec[id].depth, ctx.rd[i].ts, ctx.rec[id].ts,
-			   ctx.rec[id].flags & RBN_EV_FAST ? " fast" : "",
-			   ctx.rec[id].flags & RBN_EV_ABSOLUTE ? " absolute" : "",
-			   ctx.rec[id].flags & RBN_EV_SLOW ? " slow" : "",
-			   ctx.rec[id].flags & RBN_EV_ZERO_DELTA ? " zero-delta" : "",
-			   ctx.rec[id].flags & RBN_EV_EXTEND ? " extend" : "",
-			   ctx.rec[id].flags & RBN_EV_PAGE_START ? " page-start" : "",
-			   ctx.rec[id].flags & RBN_EV_CLOCK_BACK ? " clock-back" : "");
+			   flag_names(ctx.rec[id].flags), rg_ev[i].page,
+			   d->raw_delta, d->extend ? ", extend" : "",
+			   d->abs ? ", absolute stamp" : "");
 	}
 	for (i = 0; i < ctx.nr_ids; i++) {
 		if (ctx.rec[i].written)
@@ -145,6 +370,9 @@ static struct rbn_cpu_stats stats(void)
 
 static void done(void)
 {
+	if (rg_page)
+		rbn_free_read_page(ctx.buffer, 0, rg_page);
+	rg_page = NULL;
 	rbn_free(ctx.buffer);
 	ctx.buffer = NULL;
 }
@@ -155,6 +383,79 @@ static unsigned int flags_of(unsigned int id)
 	return id < ctx.nr_ids ? ctx.rec[id].flags : 0;
 }
 
+static u64 ts_of(unsigned int id)
+{
+	return id < ctx.nr_ids ? ctx.rec[id].ts : 0;
+}
+
+/* The 59 bits of @ts an absolute stamp keeps. */
+static u64 abs_bits(u64 ts)
+{
+	return ts & RBN_ABS_TS_MASK;
+}
+
+/* Where the event of @id was read in ctx.rd[], -1 if it was not. */
+static int rd_of(unsigned int id)
+{
+	unsigned int i;
+
+	for (i = 0; i < ctx.nr_read; i++)
+		if (ctx.rd[i].id == id)
+			return i;
+	return -1;
+}
+
+/* The event of @id as decoded from its page; NULL if it was not read. */
+static const struct rbn_dec_event *dec_of(unsigned int id)
+{
+	int i = rd_of(id);
+
+	return i < 0 ? NULL : &rg_ev[i].dec;
+}
+
+/* The events of @ids were read one right after the other, in this order. */
+static bool read_in_order(const unsigned int *ids, unsigned int n)
+{
+	int first = rd_of(ids[0]);
+	unsigned int i;
+
+	if (first < 0 || first + n > ctx.nr_read)
+		return false;
+	for (i = 1; i < n; i++)
+		if (ctx.rd[first + i].id != ids[i])
+			return false;
+	return true;
+}
+
+#define IN_ORDER(...)							\
+	({								\
+		static const unsigned int __ids[] = { __VA_ARGS__ };	\
+		read_in_order(__ids, ARRAY_SIZE(__ids));		\
+	})
+
+/* The page (time extend or absolute stamp) part of a path. */
+#define PATH_DELTA(id, delta)						\
+	({								\
+		const struct rbn_dec_event *__d = dec_of(id);		\
+		PATH(__d && !__d->extend && !__d->abs &&		\
+		     __d->raw_delta == (delta),				\
+		     "id %u on the page: delta %" PRIu64 "%s%s, want a plain delta %" PRIu64, \
+		     (id), __d ? __d->raw_delta : 0,			\
+		     __d && __d->extend ? " after an extend" : "",	\
+		     __d && __d->abs ? " after an absolute stamp" : "",	\
+		     (u64)(delta));					\
+	})
+
+#define PATH_ABS(id)							\
+	({								\
+		const struct rbn_dec_event *__d = dec_of(id);		\
+		PATH(__d && __d->abs && !__d->raw_delta &&		\
+		     __d->abs_raw == abs_bits(ts_of(id)),		\
+		     "id %u on the page: %s %#" PRIx64 ", want the absolute stamp %#" PRIx64, \
+		     (id), __d && __d->abs ? "absolute stamp" : "no absolute stamp", \
+		     __d ? __d->abs_raw : 0, abs_bits(ts_of(id)));	\
+	})
+
 /*
  * Seed 001: the task's event and the event of an interrupt both see a
  * delta over 2^27 (here every clock read advances 2^27 ns) and reserve a
@@ -163,9 +464,14 @@ static unsigned int flags_of(unsigned int id)
  * the zero delta, shown at the interrupt's time. Its time extend must be
  * written as zero, or it and everything after it on the page jump 2^27 ns
  * and more into the future.
+ *
+ * Path: the interrupt's event with a time extend of its real delta, right
+ * in front of the task's, which took the slow path with the zero delta,
+ * and whose time extend on the page is zero.
  */
 static bool seed001_nested_time_extends(void)
 {
+	const struct rbn_dec_event *d;
 	struct nest_tree t = { 0 };
 	struct rbn_cpu_stats st;
 	bool ok;
@@ -178,10 +484,29 @@ static bool seed001_nested_time_extends(void)
 	ok = run_tree("seed001", &t, 2, 200, 1000, 0, -1, false);
 	clock_step = 1;
 	st = stats();
-	ktap_print("  time extends written %" PRIu64 ", zero deltas %" PRIu64,
-		   st.ts_extend, st.ts_zero);
-	ok = ok && st.ts_extend == 2 && (flags_of(0) & RBN_EV_ZERO_DELTA) &&
-	     (flags_of(0) & RBN_EV_EXTEND) && (flags_of(1) & RBN_EV_EXTEND);
+	ktap_print("  time extends written %" PRIu64 ", zero deltas %" PRIu64 ", slow paths %" PRIu64,
+		   st.ts_extend, st.ts_zero, st.ts_slow);
+	path_begin();
+	PATH(IN_ORDER(1, 0, 2), "read order: nested event, task's, later event");
+	PATH((flags_of(1) & RBN_EV_EXTEND) && ctx.rec[1].depth == 2,
+	     "nested event: flags%s depth %u", flag_names(flags_of(1)),
+	     ctx.rec[1].depth);
+	PATH((flags_of(0) & (RBN_EV_SLOW | RBN_EV_ZERO_DELTA | RBN_EV_EXTEND)) ==
+	     (RBN_EV_SLOW | RBN_EV_ZERO_DELTA | RBN_EV_EXTEND),
+	     "task's event: flags%s", flag_names(flags_of(0)));
+	d = dec_of(1);
+	PATH(d && d->extend && d->ext_delta == ts_of(1) - rg_filler_ts,
+	     "nested event's time extend %" PRIu64 ", want %" PRIu64,
+	     d ? d->ext_delta : 0, ts_of(1) - rg_filler_ts);
+	d = dec_of(0);
+	PATH(d && d->extend && !d->ext_delta && !d->raw_delta,
+	     "task's event: time extend %s%" PRIu64 ", delta %" PRIu64 ", want both 0",
+	     d && d->extend ? "" : "missing ", d ? d->ext_delta : 0,
+	     d ? d->raw_delta : 0);
+	PATH(st.ts_extend == 2 && st.ts_zero == 1 && st.ts_slow == 1,
+	     "stats: extends %" PRIu64 " zero %" PRIu64 " slow %" PRIu64,
+	     st.ts_extend, st.ts_zero, st.ts_slow);
+	ok = path_end("nested extend, then zero extend of the task") && ok;
 	done();
 	return ok;
 }
@@ -191,6 +516,9 @@ static bool seed001_nested_time_extends(void)
  * read): B leaves before_stamp alone because it changed since A, so the
  * slow path finds both stamps at the interrupt's time and computes an
  * exact delta instead of the zero delta.
+ *
+ * Path: the task's event in the slow path with a plain delta from the
+ * interrupt's event in front of it.
  */
 static bool interrupt_between_a_and_b_keeps_time(void)
 {
@@ -204,8 +532,18 @@ static bool interrupt_between_a_and_b_keeps_time(void)
 	irq_at(&t, 0, RBN_LABEL_A, 1);
 	ok = run_tree("a_to_b", &t, 2, 200, 1000, 0, -1, false);
 	st = stats();
-	ok = ok && (flags_of(0) & RBN_EV_SLOW) &&
-	     !(flags_of(0) & RBN_EV_ZERO_DELTA) && st.ts_zero == 0;
+	path_begin();
+	PATH(IN_ORDER(1, 0, 2), "read order: nested event, task's, later event");
+	PATH((flags_of(1) & RBN_EV_FAST) && !(flags_of(1) & RBN_EV_ABSOLUTE),
+	     "nested event: flags%s", flag_names(flags_of(1)));
+	PATH((flags_of(0) & RBN_EV_SLOW) && !(flags_of(0) & RBN_EV_ZERO_DELTA),
+	     "task's event: flags%s", flag_names(flags_of(0)));
+	PATH(ts_of(0) > ts_of(1), "task at %" PRIu64 ", nested at %" PRIu64,
+	     ts_of(0), ts_of(1));
+	PATH_DELTA(0, ts_of(0) - ts_of(1));
+	PATH(st.ts_slow == 1 && st.ts_zero == 0,
+	     "stats: slow %" PRIu64 " zero %" PRIu64, st.ts_slow, st.ts_zero);
+	ok = path_end("slow path with an exact delta") && ok;
 	done();
 	return ok;
 }
@@ -216,10 +554,15 @@ static bool interrupt_between_a_and_b_keeps_time(void)
  * before_stamp before it decides (E, F), so the nested event sees the
  * stamps differ and writes an absolute stamp; the interrupted event keeps
  * its exact delta.
+ *
+ * Path: the task in the slow path with a plain delta from the first
+ * interrupt's event; the second interrupt's event behind it with an
+ * absolute stamp.
  */
 static bool seed003_nested_after_slow_delta(void)
 {
 	struct nest_tree t = { 0 };
+	struct rbn_cpu_stats st;
 	bool ok;
 
 	node(&t, 0, 24);
@@ -229,9 +572,18 @@ static bool seed003_nested_after_slow_delta(void)
 	irq_at(&t, 0, RBN_LABEL_B, 1);	/* sends the task to the slow path */
 	irq_at(&t, 0, RBN_LABEL_F, 2);	/* after its delta was decided */
 	ok = run_tree("seed003", &t, 3, 200, 1000, 0, -1, false);
-	ok = ok && (flags_of(0) & RBN_EV_SLOW) &&
-	     !(flags_of(0) & RBN_EV_ZERO_DELTA) &&
-	     (flags_of(2) & RBN_EV_ABSOLUTE);
+	st = stats();
+	path_begin();
+	PATH(IN_ORDER(1, 0, 2, 3), "read order: first interrupt, task, second interrupt, later event");
+	PATH((flags_of(0) & RBN_EV_SLOW) && !(flags_of(0) & RBN_EV_ZERO_DELTA),
+	     "task's event: flags%s", flag_names(flags_of(0)));
+	PATH_DELTA(0, ts_of(0) - ts_of(1));
+	PATH(flags_of(2) & RBN_EV_ABSOLUTE, "second interrupt: flags%s",
+	     flag_names(flags_of(2)));
+	PATH_ABS(2);
+	PATH(st.ts_slow == 1 && st.ts_zero == 0,
+	     "stats: slow %" PRIu64 " zero %" PRIu64, st.ts_slow, st.ts_zero);
+	ok = path_end("exact slow delta, absolute stamp behind it") && ok;
 	done();
 	return ok;
 }
@@ -240,11 +592,15 @@ static bool seed003_nested_after_slow_delta(void)
  * The same, with the second interrupt between the stamp update and F: now
  * something was written behind the task's event, the sandwich case, and
  * only there a zero delta is written.
+ *
+ * Path: the task's event between the two interrupts' events, with the
+ * zero delta on the page, shown at the time of the event in front.
  */
 static bool sandwich_between_stamp_update_and_f(void)
 {
 	struct nest_tree t = { 0 };
 	struct rbn_cpu_stats st;
+	int i0, i1;
 	bool ok;
 
 	node(&t, 0, 24);
@@ -255,8 +611,22 @@ static bool sandwich_between_stamp_update_and_f(void)
 	irq_at(&t, 0, RBN_LABEL_SLOW_SET, 2);
 	ok = run_tree("sandwich", &t, 3, 200, 1000, 0, -1, false);
 	st = stats();
-	ok = ok && (flags_of(0) & RBN_EV_ZERO_DELTA) && st.ts_zero == 1 &&
-	     (flags_of(2) & RBN_EV_ABSOLUTE);
+	i0 = rd_of(0);
+	i1 = rd_of(1);
+	path_begin();
+	PATH(IN_ORDER(1, 0, 2, 3), "read order: first interrupt, task, second interrupt, later event");
+	PATH((flags_of(0) & (RBN_EV_SLOW | RBN_EV_ZERO_DELTA)) ==
+	     (RBN_EV_SLOW | RBN_EV_ZERO_DELTA),
+	     "task's event: flags%s", flag_names(flags_of(0)));
+	PATH_DELTA(0, 0);
+	PATH(i0 >= 0 && i1 >= 0 && ctx.rd[i0].ts == ctx.rd[i1].ts &&
+	     ctx.rd[i0].ts < ts_of(0),
+	     "task's event read at the first interrupt's time, before its own");
+	PATH(flags_of(2) & RBN_EV_ABSOLUTE, "second interrupt: flags%s",
+	     flag_names(flags_of(2)));
+	PATH_ABS(2);
+	PATH(st.ts_zero == 1, "stats: zero %" PRIu64, st.ts_zero);
+	ok = path_end("sandwich: zero delta") && ok;
 	done();
 	return ok;
 }
@@ -267,10 +637,16 @@ static bool sandwich_between_stamp_update_and_f(void)
  * by a hardirq writer. The softirq event's stamps are not settled when the
  * hardirq writes; the task's slow path must not take write_stamp for the
  * time of the event in front of it.
+ *
+ * Path: softirq's event, hardirq's event, task's event on the page in
+ * this order, the hardirq's absolute; the task's write_stamp is the
+ * softirq's time, not the hardirq's: it gets the zero delta and shows the
+ * hardirq's time.
  */
 static bool fix_slowpath_of_interrupted_event(void)
 {
 	struct nest_tree t = { 0 };
+	int i0;
 	bool ok;
 
 	node(&t, 0, 24);
@@ -280,7 +656,21 @@ static bool fix_slowpath_of_interrupted_event(void)
 	irq_at(&t, 0, RBN_LABEL_B, 1);
 	irq_at(&t, 1, RBN_LABEL_C, 2);
 	ok = run_tree("fix_slowpath", &t, 3, 200, 1000, 0, -1, false);
-	ok = ok && (flags_of(0) & RBN_EV_SLOW) && (flags_of(2) & RBN_EV_ABSOLUTE);
+	i0 = rd_of(0);
+	path_begin();
+	PATH(IN_ORDER(1, 2, 0, 3), "read order: softirq, hardirq, task, later event");
+	PATH(ctx.rec[2].depth == 3 && (flags_of(2) & RBN_EV_ABSOLUTE),
+	     "hardirq event: depth %u flags%s", ctx.rec[2].depth,
+	     flag_names(flags_of(2)));
+	PATH_ABS(2);
+	PATH((flags_of(0) & (RBN_EV_SLOW | RBN_EV_ZERO_DELTA)) ==
+	     (RBN_EV_SLOW | RBN_EV_ZERO_DELTA),
+	     "task's event: flags%s", flag_names(flags_of(0)));
+	PATH_DELTA(0, 0);
+	PATH(i0 >= 0 && ctx.rd[i0].ts == ts_of(2),
+	     "task's event read at %" PRIu64 ", the hardirq's time is %" PRIu64,
+	     i0 >= 0 ? ctx.rd[i0].ts : 0, ts_of(2));
+	ok = path_end("no delta from an unsettled write_stamp") && ok;
 	done();
 	return ok;
 }
@@ -294,6 +684,9 @@ static bool fix_slowpath_of_interrupted_event(void)
  * comes between B and C, where the slow path can still compute an exact
  * delta (between A and B the task's B overwrites the interrupt's
  * before_stamp and the task's event gets the zero delta).
+ *
+ * Path: the later event's plain delta counts from the hardirq's event
+ * right in front of it, not from the task's.
  */
 static bool do_not_put_back_write_stamp(void)
 {
@@ -307,9 +700,18 @@ static bool do_not_put_back_write_stamp(void)
 	irq_at(&t, 0, RBN_LABEL_B, 1);
 	irq_at(&t, 0, RBN_LABEL_EVENT, 2);
 	ok = run_tree("put_back_write_stamp", &t, 3, 200, 1000, 0, -1, false);
-	ok = ok && (flags_of(0) & RBN_EV_SLOW) &&
-	     !(flags_of(0) & RBN_EV_ZERO_DELTA) &&
-	     (flags_of(2) & RBN_EV_ABSOLUTE) && !(flags_of(3) & RBN_EV_ABSOLUTE);
+	path_begin();
+	PATH(IN_ORDER(1, 0, 2, 3), "read order: first interrupt, task, second interrupt, later event");
+	PATH((flags_of(0) & RBN_EV_SLOW) && !(flags_of(0) & RBN_EV_ZERO_DELTA),
+	     "task's event: flags%s", flag_names(flags_of(0)));
+	PATH_DELTA(0, ts_of(0) - ts_of(1));
+	PATH(flags_of(2) & RBN_EV_ABSOLUTE, "second interrupt: flags%s",
+	     flag_names(flags_of(2)));
+	PATH_ABS(2);
+	PATH((flags_of(3) & RBN_EV_FAST) && !(flags_of(3) & RBN_EV_ABSOLUTE),
+	     "later event: flags%s", flag_names(flags_of(3)));
+	PATH_DELTA(3, ts_of(3) - ts_of(2));
+	ok = path_end("later delta from the event in front") && ok;
 	done();
 	return ok;
 }
@@ -318,10 +720,16 @@ static bool do_not_put_back_write_stamp(void)
  * "Update write stamp with the correct ts": the fast path sets write_stamp
  * to the time it used for the event. A writer between C and D sets it to
  * its own time first; the later event must still come out exact.
+ *
+ * Path: the task's fast path with a plain delta, the interrupt between
+ * its C and D behind it with an absolute stamp, and the later event
+ * forced absolute too, since the task's D left write_stamp at the task's
+ * time and before_stamp at the interrupt's.
  */
 static bool write_stamp_correct_ts(void)
 {
 	struct nest_tree t = { 0 };
+	struct rbn_cpu_stats st;
 	bool ok;
 
 	node(&t, 0, 24);
@@ -329,7 +737,20 @@ static bool write_stamp_correct_ts(void)
 	node(&t, 2, 24);
 	irq_at(&t, 0, RBN_LABEL_C, 1);
 	ok = run_tree("write_stamp_ts", &t, 2, 200, 1000, 0, -1, false);
-	ok = ok && (flags_of(0) & RBN_EV_FAST) && (flags_of(1) & RBN_EV_ABSOLUTE);
+	st = stats();
+	path_begin();
+	PATH(IN_ORDER(0, 1, 2), "read order: task, interrupt, later event");
+	PATH((flags_of(0) & RBN_EV_FAST) && !(flags_of(0) & RBN_EV_ABSOLUTE),
+	     "task's event: flags%s", flag_names(flags_of(0)));
+	PATH_DELTA(0, ts_of(0) - rg_filler_ts);
+	PATH(flags_of(1) & RBN_EV_ABSOLUTE, "interrupt: flags%s",
+	     flag_names(flags_of(1)));
+	PATH_ABS(1);
+	PATH(flags_of(2) & RBN_EV_ABSOLUTE, "later event: flags%s",
+	     flag_names(flags_of(2)));
+	PATH_ABS(2);
+	PATH(st.ts_abs == 2, "stats: absolute %" PRIu64, st.ts_abs);
+	ok = path_end("interrupt between C and D") && ok;
 	done();
 	return ok;
 }
@@ -339,6 +760,17 @@ static bool write_stamp_correct_ts(void)
  * and the interrupted page crossing): the task's event does not fit, and a
  * nested writer runs at each step of the switch. The first event of the
  * new sub-buffer takes the page stamp; nothing moves in time.
+ *
+ * Path, whoever crosses first (the interrupt at a_tail and b, the task
+ * otherwise): the old sub-buffer ends with one discarded event over the
+ * 24 bytes left, with a non-zero delta, and its commit covers it; the
+ * tail moved on once; the interrupt's event opens the new sub-buffer
+ * with delta 0 and its time in the page header, and the task follows it
+ * there. Read as a whole, the old sub-buffer's commit stops where the
+ * padding starts; except when the task comes to the page after the
+ * interrupt padded it: its reserve then starts right at the end, which
+ * rb_reset_tail() takes for a page filled to the end (real_end 0, as in
+ * mainline), and the reader gets the discarded event too.
  */
 static bool page_switch_cases(void)
 {
@@ -346,25 +778,84 @@ static bool page_switch_cases(void)
 		RBN_LABEL_C, RBN_LABEL_PAGE_TAIL, RBN_LABEL_PAGE_END,
 		RBN_LABEL_PAGE_NEXT, RBN_LABEL_A_TAIL, RBN_LABEL_B,
 	};
+	const unsigned int left = 24, tail = 4080 - left;
+	unsigned int checks = 0;
 	bool ok = true;
 	unsigned int i;
 
 	for (i = 0; i < ARRAY_SIZE(labels); i++) {
+		const struct rbn_dec_event *d;
+		const struct rbn_event *pad;
 		struct nest_tree t = { 0 };
+		struct rbn_cpu_stats st;
+		unsigned int nr_start = 0, k;
 		char name[64];
+		int i1;
 		bool one;
 
 		node(&t, 0, 24);
 		node(&t, 1, 40);
 		node(&t, 2, 24);
 		irq_at(&t, 0, labels[i], 1);
-		snprintf(name, sizeof(name), "page_switch at label %d", labels[i]);
+		snprintf(name, sizeof(name), "page_switch at %s",
+			 rbn_label_name(labels[i]));
 		/* 24 bytes left: the task's 28-byte event crosses */
-		one = run_tree(name, &t, 2, 4080 - 24, 1000, 0, -1, false);
-		one = one && stats().pages_touched >= 1;
+		one = run_tree(name, &t, 2, tail, 1000, 0, -1, false);
+		st = stats();
+		for (k = 0; k < ctx.nr_ids; k++)
+			nr_start += !!(flags_of(k) & RBN_EV_PAGE_START);
+		pad = (const void *)(rg_first + RBN_PAGE_HDR_SIZE + tail);
+		i1 = rd_of(1);
+		d = dec_of(1);
+		ktap_print("  first sub-buffer in place: time stamp %" PRIu64 ", commit %u, %u events, %u discarded (%u bytes, delta %u); pages touched %" PRIu64,
+			   rg_first_pg.time_stamp, rg_first_pg.commit,
+			   rg_first_pg.nr_events, rg_first_pg.nr_discard,
+			   pad->type_len == RBN_TYPE_PADDING ?
+			   pad->array[0] + RBN_EVENT_HDR_SIZE : 0,
+			   pad->time_delta, st.pages_touched);
+		path_begin();
+		PATH(rg_first_ok && rg_first_pg.time_stamp == rg_filler_ts &&
+		     rg_first_pg.nr_events == 1,
+		     "first sub-buffer: decoded %d, stamp %" PRIu64 " (filler %" PRIu64 "), %u events",
+		     rg_first_ok, rg_first_pg.time_stamp, rg_filler_ts,
+		     rg_first_pg.nr_events);
+		PATH(rg_first_ok && rg_first_pg.commit == 4080 &&
+		     rg_first_pg.nr_discard == 1 && !rg_first_pg.pad_dirty &&
+		     pad->type_len == RBN_TYPE_PADDING && pad->time_delta &&
+		     pad->array[0] + RBN_EVENT_HDR_SIZE == left,
+		     "first sub-buffer: commit %u, %u discarded events, entry at %u type %u delta %u",
+		     rg_first_pg.commit, rg_first_pg.nr_discard, tail,
+		     pad->type_len, pad->time_delta);
+		PATH(rg_nr_pages == 2 && rg_pages[0].pg.nr_events == 1 &&
+		     ((rg_pages[0].pg.commit == tail &&
+		       !rg_pages[0].pg.nr_padding) ||
+		      (rg_pages[0].pg.commit == 4080 &&
+		       rg_pages[0].pg.nr_discard == 1)),
+		     "read back: %u pages, the first with commit %u, %u events, %u paddings",
+		     rg_nr_pages, rg_pages[0].pg.commit,
+		     rg_pages[0].pg.nr_events, rg_pages[0].pg.nr_padding);
+		PATH(st.pages_touched == 1, "pages touched %" PRIu64,
+		     st.pages_touched);
+		PATH(nr_start == 1 && (flags_of(1) & RBN_EV_PAGE_START),
+		     "%u page-start events, interrupt's flags%s", nr_start,
+		     flag_names(flags_of(1)));
+		PATH(i1 >= 0 && rg_ev[i1].page == 1 &&
+		     (unsigned int)i1 == rg_pages[1].first &&
+		     rg_pages[1].pg.time_stamp == ts_of(1) && d &&
+		     !d->raw_delta && !d->extend && !d->abs,
+		     "interrupt's event: page %d, %s of it, page stamp %" PRIu64 " for its %" PRIu64,
+		     i1 >= 0 ? rg_ev[i1].page : -1,
+		     i1 >= 0 && rg_nr_pages > 1 &&
+		     (unsigned int)i1 == rg_pages[1].first ? "first" : "not first",
+		     rg_nr_pages > 1 ? rg_pages[1].pg.time_stamp : 0,
+		     ts_of(1));
+		PATH(IN_ORDER(1, 0, 2), "read order: interrupt, task, later event");
+		one = path_end("discarded event, then page start") && one;
+		checks += path_checks;
 		ok = ok && one;
 		done();
 	}
+	ktap_print("page_switch: %u labels, %u path checks", i, checks);
 	return ok;
 }
 
@@ -372,21 +863,27 @@ static bool page_switch_cases(void)
  * "Fix writing to the buffer with max_data_size": the largest event with a
  * delta that needs a time extend still fits a sub-buffer (no endless page
  * switching), one byte more is refused and counted.
+ *
+ * Path: the largest event reserves its time extend behind the first
+ * event, does not fit, moves to the next sub-buffer, and there, first on
+ * the page, goes in without the extend.
  */
 static bool max_data_size(void)
 {
 	struct rbn_config cfg = {
 		.size = 4 * 4080, .clock = nest_clock, .nr_cpus = 1,
 	};
-	unsigned int max, refused = 0;
+	unsigned int max, refused = 0, flags = 0;
 	struct rbn_cpu_stats st;
 	struct rbn_event *ev;
-	u64 ts;
+	u64 ts, ts_max = 0;
 	bool ok;
 
 	ctx.buffer = rbn_alloc(&cfg);
-	if (IS_ERR(ctx.buffer))
+	if (IS_ERR(ctx.buffer)) {
+		ctx.buffer = NULL;
 		return false;
+	}
 	ctx.now = 1000;
 	ctx.step = 1;
 	max = rbn_max_event_size(ctx.buffer);
@@ -397,6 +894,8 @@ static bool max_data_size(void)
 	refused += !ev;
 	ok = ok && ev;
 	if (ev) {
+		ts_max = rbn_event_ts(ctx.buffer, ev);
+		flags = rbn_event_flags(ctx.buffer, ev);
 		memset(rbn_event_data(ev), 0x5a, max);
 		rbn_commit(ctx.buffer, ev);
 	}
@@ -409,9 +908,17 @@ static bool max_data_size(void)
 	ok = ok && refused == 1 && st.dropped == refused && st.written == 2;
 	ok = ok && rbn_consume(ctx.buffer, 0, &ts, NULL);
 	ev = rbn_consume(ctx.buffer, 0, &ts, NULL);
-	ok = ok && ev && rbn_event_data_length(ev) >= max;
-	ktap_print("max_data_size: sub-buffer %u bytes, max payload %u written after a 2^30 ns gap, max+1 refused; refusals %u, dropped %" PRIu64,
-		   rbn_subbuf_size(ctx.buffer), max, refused, st.dropped);
+	ok = ok && ev && rbn_event_data_length(ev) >= max && ts == ts_max;
+	ktap_print("max_data_size: sub-buffer %u bytes, max payload %u written after a 2^30 ns gap (flags%s, read at its time %d), max+1 refused; refusals %u, dropped %" PRIu64,
+		   rbn_subbuf_size(ctx.buffer), max, flag_names(flags),
+		   ev && ts == ts_max, refused, st.dropped);
+	path_begin();
+	PATH((flags & RBN_EV_PAGE_START) && !(flags & RBN_EV_EXTEND),
+	     "largest event: flags%s", flag_names(flags));
+	PATH(st.pages_touched == 1 && st.ts_extend == 0,
+	     "pages touched %" PRIu64 ", extends %" PRIu64, st.pages_touched,
+	     st.ts_extend);
+	ok = path_end("extend dropped on the new sub-buffer") && ok;
 	done();
 	return ok && !rbn_user_warnings;
 }
@@ -419,10 +926,14 @@ static bool max_data_size(void)
 /*
  * "Have absolute time stamps handle large numbers": forced absolute stamps
  * with clock values far above 2^59 keep their upper bits.
+ *
+ * Path: the interrupt's event with an absolute stamp on the page that
+ * holds only the 59 low bits of a time above 2^59; read back whole.
  */
 static bool absolute_large_numbers(void)
 {
 	struct nest_tree t = { 0 };
+	int i1;
 	bool ok;
 
 	node(&t, 0, 24);
@@ -431,7 +942,16 @@ static bool absolute_large_numbers(void)
 	irq_at(&t, 0, RBN_LABEL_B, 1);
 	ok = run_tree("abs_large", &t, 2, 200, (1ULL << 62) + 12345, 0, -1,
 		      false);
-	ok = ok && ctx.nr_read == 4 && ctx.rd[1].ts > (1ULL << 62);
+	i1 = rd_of(1);
+	path_begin();
+	PATH(ts_of(1) > (1ULL << 62), "interrupt's time %" PRIu64, ts_of(1));
+	PATH(flags_of(1) & RBN_EV_ABSOLUTE, "interrupt: flags%s",
+	     flag_names(flags_of(1)));
+	PATH_ABS(1);
+	PATH(i1 >= 0 && ctx.rd[i1].ts == ts_of(1),
+	     "interrupt's event read at %" PRIu64,
+	     i1 >= 0 ? ctx.rd[i1].ts : 0);
+	ok = path_end("absolute stamp above 2^59") && ok;
 	done();
 	return ok;
 }
@@ -443,6 +963,9 @@ static bool absolute_large_numbers(void)
  * every later event of the sub-buffer was read about 18 years ahead. The
  * event is now stored at the time of the event before it, flagged and
  * counted; the event after it is exact again.
+ *
+ * Path: the event behind in the fast path, with a plain delta of 0 on the
+ * page, no time extend.
  */
 static bool clock_back_fast_path(void)
 {
@@ -465,6 +988,14 @@ static bool clock_back_fast_path(void)
 	ok = ok && ctx.nr_read == 4 && (flags_of(1) & RBN_EV_CLOCK_BACK) &&
 	     ctx.rd[2].ts == ctx.rd[1].ts && ctx.rd[3].ts == ctx.rec[2].ts &&
 	     st.ts_clock_back == 1 && st.ts_extend == 0;
+	path_begin();
+	PATH(IN_ORDER(0, 1, 2), "read order");
+	PATH((flags_of(1) & (RBN_EV_FAST | RBN_EV_CLOCK_BACK)) ==
+	     (RBN_EV_FAST | RBN_EV_CLOCK_BACK),
+	     "event behind: flags%s", flag_names(flags_of(1)));
+	PATH_DELTA(1, 0);
+	PATH_DELTA(2, ts_of(2) - ts_of(0));
+	ok = path_end("clock behind on the fast path") && ok;
 	done();
 	return ok;
 }
@@ -475,9 +1006,13 @@ static bool clock_back_fast_path(void)
  * time before it on the page, was read back with a carry of 2^59. It is
  * now stored at the interrupted event's time, flagged and counted. The
  * clock stays behind for the task's next event, which is counted too.
+ *
+ * Path: the NMI's absolute stamp on the page is the interrupted event's
+ * time, not its own clock.
  */
 static bool clock_back_nmi_absolute(void)
 {
+	const struct rbn_dec_event *d;
 	struct nest_tree t = { 0 };
 	struct rbn_cpu_stats st;
 	bool ok;
@@ -500,6 +1035,15 @@ static bool clock_back_nmi_absolute(void)
 	     ctx.rd[2].ts == ctx.rec[0].ts && ctx.rd[3].ts == ctx.rec[0].ts &&
 	     (flags_of(2) & RBN_EV_CLOCK_BACK) && st.ts_clock_back == 2 &&
 	     st.ts_abs >= 1;
+	d = dec_of(1);
+	path_begin();
+	PATH(IN_ORDER(0, 1, 2), "read order: task, NMI, later event");
+	PATH(ts_of(1) < ts_of(0), "NMI's clock %" PRIu64 ", task's %" PRIu64,
+	     ts_of(1), ts_of(0));
+	PATH(d && d->abs && d->abs_raw == abs_bits(ts_of(0)),
+	     "NMI's absolute stamp %#" PRIx64 ", want the task's time %#" PRIx64,
+	     d ? d->abs_raw : 0, abs_bits(ts_of(0)));
+	ok = path_end("NMI behind, stored at the interrupted time") && ok;
 	done();
 	return ok;
 }
@@ -530,16 +1074,22 @@ static bool full_buffer_refusals_counted(void)
 	nr_fillers = 1;
 	planned_refusals = 0;
 	st = stats();
-	ok = ok && !ctx.rec[0].written && !ctx.rec[1].written &&
-	     st.dropped == 2 && st.written == 16 && st.read == 16;
+	path_begin();
+	PATH(!ctx.rec[0].written && !ctx.rec[1].written,
+	     "task's and nested reserves refused: %d %d",
+	     !ctx.rec[0].written, !ctx.rec[1].written);
+	PATH(st.dropped == 2 && st.written == 16 && st.read == 16,
+	     "dropped %" PRIu64 ", written %" PRIu64 ", read %" PRIu64,
+	     st.dropped, st.written, st.read);
+	PATH(rg_nr_pages == 8, "%u sub-buffers read", rg_nr_pages);
 	/* Read: room for the next event. */
 	ctx.now += 10;
 	ok = !rbn_write(ctx.buffer, 24, "after the buffer was read") && ok;
 	ev = rbn_consume(ctx.buffer, 0, &ts, &lost);
-	ok = ok && ev && ts == ctx.now && !lost;
-	ktap_print("  dropped %" PRIu64 ", written %" PRIu64 ", read %" PRIu64 "; an event after reading %s at %" PRIu64 " (clock %" PRIu64 ")",
-		   st.dropped, st.written, st.read, ev ? "read" : "not read",
-		   ts, ctx.now);
+	PATH(ev && ts == ctx.now && !lost,
+	     "event after reading: %s at %" PRIu64 " (clock %" PRIu64 "), lost %lu",
+	     ev ? "read" : "not read", ts, ctx.now, lost);
+	ok = path_end("refusals counted") && ok;
 	done();
 	return ok;
 }
