@@ -280,6 +280,8 @@ static bool run_tree(const char *name, struct nest_tree *t, int follow,
 	nest_begin(&ctx, t, base, clock_step, jump, jump_at);
 	ctx.jump_label = jump_label;
 	ctx.jump_nth = jump_nth;
+	/* nest_check() fails a refusal unless the scenario plans one. */
+	ctx.drop_planned = planned_refusals > 0;
 	/* nest_begin() leaves the records of the last scenario behind. */
 	memset(ctx.rec, 0, sizeof(ctx.rec));
 	rg_first_ok = false;
