@@ -335,7 +335,14 @@ static void nest_plan_hook(struct nest_ctx *c, int label)
 
 	if (label == RBN_LABEL_HEAD_FLAGGED && top >= 0)
 		c->head_busy[top] = 1;
-	if ((label == RBN_LABEL_HEAD_DONE || label == RBN_LABEL_PAD) && top >= 0)
+	/*
+	 * From HEAD -> UPDATE to UPDATE -> NORMAL (or until the page switch
+	 * gives up and closes the page), a reader swapping the head page
+	 * would spin on the flag until this writer goes on: on one thread,
+	 * forever. Readers are not planned there.
+	 */
+	if ((label == RBN_LABEL_HEAD_DONE || label == RBN_LABEL_PAD_END) &&
+	    top >= 0)
 		c->head_busy[top] = 0;
 
 	for (;;) {
