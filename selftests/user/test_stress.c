@@ -18,12 +18,28 @@
  * rebuilt time stamps never decrease; each one equals its writer's
  * rbn_event_ts(), except events written with a zero delta (RBN_EV_ZERO_DELTA)
  * which show the time of the event before them; payloads are intact;
- * sequence numbers are unique; nothing is lost silently. Two runs: producer/
- * consumer mode with a buffer the reader mostly keeps up with (written ==
- * read, refused writes == stats.dropped), then overwrite mode with an
- * 8-page ring (written == read + lost counts from consume and from the
- * pages == read + stats.overrun). The core's counters must agree with the
- * flags the writers saw, and the core must not warn.
+ * sequence numbers are unique; nothing is lost silently. The core's
+ * counters must agree with the flags the writers saw, and the core must
+ * not warn.
+ *
+ * Three runs, each with its own account of refused reserves (NULL from
+ * rbn_reserve(), counted at every level). The core must count each one:
+ * as dropped (the buffer is full), or as commit_overrun, which the core,
+ * like the kernel, counts when nested writers move the tail during a
+ * reserve (off the reader page, or around the ring) while the commit stays
+ * behind; nested writers must then have written during that reserve.
+ *
+ *   pc         producer/consumer mode, no drop planned: the writers hold
+ *              back while the buffer is half full (their handlers at three
+ *              quarters), so nothing may be dropped; written == read.
+ *   pc-full    producer/consumer mode with drops planned: the reader lets a
+ *              CPU's small buffer fill up until it drops, then reads a
+ *              burst. There must be drops; written == read.
+ *   overwrite  an 8-page ring overwritten all the time, no drop planned:
+ *              nothing dropped, per CPU written == read + stats.overrun,
+ *              and stats.overrun == the events lost as the reader saw them
+ *              (counts from consume and from the pages; a page flagged
+ *              missed without room for its count hides at least one).
  *
  * Diagnostics: events per CPU and per context level, the nesting depth
  * histogram by context (task = 1 .. NMI over hardirq over softirq over
@@ -36,9 +52,10 @@
  *
  * Knobs (environment):
  *   RBN_STRESS_EVENTS   events to commit in the whole run (default 10^7,
- *                       split between the two modes and over the CPUs;
- *                       "1e6" works too)
- *   RBN_STRESS_SECONDS  time cap of the whole run (default 40)
+ *                       split 3:2:3 between the runs and evenly over the
+ *                       CPUs; "1e6" works too)
+ *   RBN_STRESS_SECONDS  time cap of the whole run (default 40); time a run
+ *                       leaves unused goes to the runs after it
  *   RBN_STRESS_CPUS     simulated CPUs, one writer thread each (default 2)
  *
  * The line "# rate: N events/s" is meant for benchmark scripts.
@@ -88,12 +105,20 @@
 #define MAX_DEPTH		4
 #define NR_FLAGS		6	/* RBN_EV_* bits */
 #define NR_MSGS			8	/* failure messages kept per CPU */
+#define NR_MODES		3
 #define COMMIT_LEN_MASK		((1UL << 20) - 1)
+#ifndef ARRAY_SIZE
+#define ARRAY_SIZE(a)		(sizeof(a) / sizeof((a)[0]))
+#endif
 
 #define DEFAULT_EVENTS		10000000ULL
 #define MAX_EVENTS		1000000000ULL	/* sequence bitmaps stay small */
 #define DEFAULT_SECONDS		40.0
 #define DEFAULT_CPUS		2
+
+/* Producer/consumer without drops: writers hold back above these. */
+#define HOLD_TASK_PERCENT	50
+#define HOLD_IRQ_PERCENT	75
 
 /*
  * Payload sizes: the record below (24 bytes, the smallest event here), then
@@ -160,6 +185,9 @@ struct wstate {
 
 	u64 written[NR_LEVELS];
 	u64 refused[NR_LEVELS];
+	u64 refused_nested[NR_LEVELS];		/* ... inside another's write */
+	u64 refused_raced[NR_LEVELS];		/* ... while nested ones wrote */
+	u64 held[NR_LEVELS];			/* held back: buffer filling */
 	u64 ctx_depth[NR_LEVELS][MAX_DEPTH + 1];
 	u64 wr_depth[NR_LEVELS][MAX_DEPTH + 1];
 	u64 flags[NR_LEVELS][NR_FLAGS];
@@ -190,6 +218,10 @@ struct rstate {
 	u64 abs_stamps;		/* absolute stamps seen in pages */
 	u64 paddings;		/* discarded-event paddings seen in pages */
 
+	u64 dropped_seen;	/* pc-full: stats.dropped when last woken */
+	unsigned int burst;	/* pc-full: read rounds left before waiting */
+	u64 waits;		/* pc-full: times the reader waited for a drop */
+
 	u64 err_intact;		/* payload, length, CPU, sequence, format */
 	u64 err_ts;		/* time stamps */
 	u64 err_api;		/* unexpected return values */
@@ -203,8 +235,34 @@ struct rstate {
 
 struct mode {
 	const char *name;
+	const char *count_case;	/* what its counting test case checks */
 	bool overwrite;
-	unsigned long size;
+	bool drops;		/* the reader lets the buffer fill: drops planned */
+	bool hold;		/* writers hold back before the buffer fills */
+	unsigned long size;	/* bytes per CPU */
+	unsigned int share;	/* of the events and of the time, in eighths */
+};
+
+static const struct mode modes[NR_MODES] = {
+	{
+		.name = "pc",
+		.count_case = "written == read, nothing dropped",
+		.hold = true,
+		.size = 4UL << 20,
+		.share = 3,
+	}, {
+		.name = "pc-full",
+		.count_case = "written == read, refused == counted, dropped > 0",
+		.drops = true,
+		.size = 16 * PAGE_SIZE,
+		.share = 2,
+	}, {
+		.name = "overwrite",
+		.count_case = "written == read + overrun == read + lost, nothing dropped",
+		.overwrite = true,
+		.size = 8 * PAGE_SIZE,
+		.share = 3,
+	},
 };
 
 struct mode_result {
@@ -216,6 +274,7 @@ struct mode_result {
 };
 
 static struct rbn_buffer *stress_buf;
+static const struct mode *cur_mode;
 static unsigned int subbuf_size;
 static int nr_cpus = DEFAULT_CPUS;
 static int sig_base;
@@ -281,6 +340,7 @@ static bool write_event(struct wstate *w, int level, unsigned int len)
 	struct rbn_event *ev;
 	unsigned int flags, i;
 	int depth = w->depth, wdepth = 1, l;
+	u64 seq_before;
 	u8 *p;
 	u32 seq;
 
@@ -290,11 +350,16 @@ static bool write_event(struct wstate *w, int level, unsigned int len)
 
 	w->in_write[level] = 1;
 	w->in_reserve[level] = 1;
+	seq_before = __atomic_load_n(&w->seq, __ATOMIC_RELAXED);
 	ev = rbn_reserve(stress_buf, len);
 	w->in_reserve[level] = 0;
 	if (!ev) {
 		w->in_write[level] = 0;
 		w->refused[level]++;
+		if (wdepth > 1)
+			w->refused_nested[level]++;
+		if (__atomic_load_n(&w->seq, __ATOMIC_RELAXED) != seq_before)
+			w->refused_raced[level]++;
 		return false;
 	}
 	seq = (u32)__atomic_fetch_add(&w->seq, 1, __ATOMIC_RELAXED);
@@ -325,6 +390,7 @@ static bool write_event(struct wstate *w, int level, unsigned int len)
 	for (i = 0; i < NR_FLAGS; i++)
 		if (flags & (1U << i))
 			w->flags[level][i]++;
+
 	return true;
 }
 
@@ -389,6 +455,11 @@ static void stress_handler(int sig, siginfo_t *si, void *uctx)
 	for (i = 0; i < n && !w->stop; i++) {
 		if (__atomic_load_n(&w->seq, __ATOMIC_RELAXED) >= w->seq_limit)
 			break;
+		if (cur_mode->hold &&
+		    rbn_cpu_percent_full(stress_buf, w->cpu, HOLD_IRQ_PERCENT)) {
+			w->held[level]++;
+			break;
+		}
 		write_event(w, level, pick_len(&w->rng[level]));
 	}
 
@@ -450,6 +521,12 @@ static void *writer_thread(void *arg)
 			ran = w->handlers_ran;
 			pthread_sigmask(SIG_UNBLOCK, &set, NULL);
 		}
+		if (cur_mode->hold &&
+		    rbn_cpu_percent_full(stress_buf, w->cpu, HOLD_TASK_PERCENT)) {
+			w->held[0]++;
+			sched_yield();
+			continue;
+		}
 		if (!write_event(w, 0, pick_len(&w->rng[0])))
 			sched_yield();
 	}
@@ -466,7 +543,7 @@ static void *writer_thread(void *arg)
 
 /* Reader side. */
 
-static void __attribute__((format(printf, 3, 4)))
+static void __printf(3, 4)
 rfail(struct rstate *r, u64 *counter, const char *fmt, ...)
 {
 	va_list ap;
@@ -764,6 +841,27 @@ static u64 read_some(struct rstate *r, int cpu)
 	}
 }
 
+/*
+ * pc-full: leave a CPU alone until it dropped an event, then read a burst
+ * of rounds from it, so that its buffer fills up again and again.
+ */
+static u64 read_round(struct rstate *r, int cpu)
+{
+	struct rbn_cpu_stats st;
+
+	if (cur_mode->drops && !r->burst) {
+		rbn_cpu_stats(stress_buf, cpu, &st);
+		if (st.dropped == r->dropped_seen)
+			return 0;
+		r->dropped_seen = st.dropped;
+		r->burst = 1 + (unsigned int)(rng_next(&r->rng) % 32);
+		r->waits++;
+	}
+	if (r->burst)
+		r->burst--;
+	return read_some(r, cpu);
+}
+
 static void *reader_thread(void *arg)
 {
 	u64 got;
@@ -775,7 +873,7 @@ static void *reader_thread(void *arg)
 		done = __atomic_load_n(&readers_stop, __ATOMIC_ACQUIRE);
 		got = 0;
 		for (cpu = 0; cpu < nr_cpus; cpu++)
-			got += read_some(&rst[cpu], cpu);
+			got += read_round(&rst[cpu], cpu);
 		if (got)
 			continue;
 		if (done)
@@ -841,75 +939,336 @@ static u64 sum_levels(const u64 *v)
 	return s;
 }
 
+/* Events of a depth histogram at @depth, over all levels. */
+static u64 at_depth(u64 (*h)[MAX_DEPTH + 1], int depth)
+{
+	u64 s = 0;
+	int l;
+
+	for (l = 0; l < NR_LEVELS; l++)
+		s += h[l][depth];
+	return s;
+}
+
 static void print_hist(const char *mode, const char *what,
 		       u64 (*h)[MAX_DEPTH + 1], u64 *max_depth)
 {
 	u64 d[MAX_DEPTH + 1] = { 0 };
-	int l, i;
+	int i;
 
-	for (l = 0; l < NR_LEVELS; l++)
-		for (i = 0; i <= MAX_DEPTH; i++)
-			d[i] += h[l][i];
-	for (i = 1; i <= MAX_DEPTH; i++)
+	for (i = 1; i <= MAX_DEPTH; i++) {
+		d[i] = at_depth(h, i);
 		if (d[i])
 			*max_depth = (u64)i;
+	}
 	ktap_print("%s: %s depth: 1: %" PRIu64 ", 2: %" PRIu64 ", 3: %"
 		   PRIu64 ", 4: %" PRIu64 "%s", mode, what, d[1], d[2], d[3],
 		   d[4], d[4] ? "" : " (depth 4 not reached)");
 }
 
-static bool run_mode(const struct mode *m, u64 events, double seconds,
-		     struct mode_result *res)
-{
-	struct rbn_config cfg = {
-		.size = m->size,
-		.overwrite = m->overwrite,
-		.clock = stress_clock,
-		.nr_cpus = nr_cpus,
-	};
+/* Totals of one run over the CPUs. */
+struct mode_totals {
 	struct wstate agg;
+	u64 read, lost, lost_unknown, waits;
+	u64 dropped, overrun, commit_overrun, recursion;
+	u64 slow, abs, zero, extend;
+};
+
+/* Account for one CPU after a run: print its counts, check them. */
+static void check_cpu(const struct mode *m, int cpu, struct mode_totals *t,
+		      struct mode_result *res)
+{
+	struct wstate *w = &wst[cpu];
+	struct rstate *r = &rst[cpu];
+	struct wstate *agg = &t->agg;
+	struct rbn_cpu_stats st;
+	u64 written = sum_levels(w->written);
+	u64 refused = sum_levels(w->refused);
+	u64 raced = sum_levels(w->refused_raced);
+	u64 wflag[NR_FLAGS] = { 0 }, wzero, uniq;
+	int l, i;
+
+	memset(&st, 0, sizeof(st));
+	rbn_cpu_stats(stress_buf, cpu, &st);
+	for (l = 0; l < NR_LEVELS; l++) {
+		agg->written[l] += w->written[l];
+		agg->refused[l] += w->refused[l];
+		agg->refused_nested[l] += w->refused_nested[l];
+		agg->refused_raced[l] += w->refused_raced[l];
+		agg->held[l] += w->held[l];
+		agg->signals[l] += w->signals[l];
+		agg->hit_reserve[l] += w->hit_reserve[l];
+		agg->hit_window[l] += w->hit_window[l];
+		for (i = 0; i <= MAX_DEPTH; i++) {
+			agg->ctx_depth[l][i] += w->ctx_depth[l][i];
+			agg->wr_depth[l][i] += w->wr_depth[l][i];
+		}
+		for (i = 0; i < NR_FLAGS; i++) {
+			agg->flags[l][i] += w->flags[l][i];
+			wflag[i] += w->flags[l][i];
+		}
+	}
+	wzero = wflag[3];
+	if (w->timer_err)
+		ktap_print("%s: cpu%d: timer_create failed: %s", m->name, cpu,
+			   strerror(w->timer_err));
+	uniq = popcount_bits(r->seen, r->seen_cap / 8 + 1);
+
+	ktap_print("%s: cpu%d: written %" PRIu64 " (task %" PRIu64
+		   ", softirq %" PRIu64 ", hardirq %" PRIu64 ", nmi %"
+		   PRIu64 "), refused %" PRIu64 " (task %" PRIu64 ", softirq %"
+		   PRIu64 ", hardirq %" PRIu64 ", nmi %" PRIu64 ")", m->name,
+		   cpu, written, w->written[0], w->written[1], w->written[2],
+		   w->written[3], refused, w->refused[0], w->refused[1],
+		   w->refused[2], w->refused[3]);
+	ktap_print("%s: cpu%d: read %" PRIu64 " (consume %" PRIu64
+		   ", pages %" PRIu64 " in %" PRIu64 " pages), lost %"
+		   PRIu64 ", pages with unknown loss %" PRIu64
+		   ", zero-delta read %" PRIu64 " (%" PRIu64
+		   " checked exact)", m->name, cpu, r->read,
+		   r->read_consume, r->read_page, r->pages, r->lost,
+		   r->lost_unknown, r->zero, r->zero_exact);
+	ktap_print("%s: cpu%d: stats: written %" PRIu64 " read %" PRIu64
+		   " entries %" PRIu64 " overrun %" PRIu64
+		   " commit_overrun %" PRIu64 " dropped %" PRIu64
+		   " recursion %" PRIu64 " pages_touched %" PRIu64,
+		   m->name, cpu, st.written, st.read, st.entries,
+		   st.overrun, st.commit_overrun, st.dropped,
+		   st.recursion, st.pages_touched);
+	ktap_print("%s: cpu%d: stats: ts_fast %" PRIu64 " ts_abs %"
+		   PRIu64 " ts_slow %" PRIu64 " ts_zero %" PRIu64
+		   " ts_extend %" PRIu64 " max_depth %" PRIu64,
+		   m->name, cpu, st.ts_fast, st.ts_abs, st.ts_slow,
+		   st.ts_zero, st.ts_extend, st.max_depth);
+	for (i = 0; i < r->nr_msgs; i++)
+		ktap_print("%s: %s", m->name, r->msgs[i]);
+
+	if (r->err_intact || r->err_api)
+		res->intact_ok = false;
+	if (r->err_ts)
+		res->ts_ok = false;
+	if (r->err_intact + r->err_ts + r->err_api)
+		ktap_print("%s: cpu%d: errors: intact %" PRIu64 ", ts %" PRIu64
+			   ", api %" PRIu64, m->name, cpu, r->err_intact,
+			   r->err_ts, r->err_api);
+
+	/* Nothing is lost silently. */
+	if (st.written != written || w->seq != written) {
+		ktap_print("%s: cpu%d: committed %" PRIu64 ", stats.written %"
+			   PRIu64 ", seq %" PRIu64, m->name, cpu, written,
+			   st.written, w->seq);
+		res->count_ok = false;
+	}
+	if (st.read != r->read || st.entries) {
+		ktap_print("%s: cpu%d: read %" PRIu64 ", stats.read %" PRIu64
+			   ", stats.entries %" PRIu64, m->name, cpu, r->read,
+			   st.read, st.entries);
+		res->count_ok = false;
+	}
+	if (uniq != r->read) {
+		ktap_print("%s: cpu%d: %" PRIu64
+			   " distinct sequence numbers in %" PRIu64
+			   " events read", m->name, cpu, uniq, r->read);
+		res->count_ok = false;
+	}
+
+	/*
+	 * Every refused reserve is counted: dropped (buffer full, planned
+	 * in pc-full only) or commit_overrun. The core, like the kernel,
+	 * refuses a writer whose tail nested writers moved during its
+	 * reserve, off the reader page (or around the whole ring) while
+	 * the commit stays behind: then a nested writer wrote during that
+	 * reserve. Nothing else refuses here.
+	 */
+	if (refused != st.dropped + st.commit_overrun || st.recursion) {
+		ktap_print("%s: cpu%d: %" PRIu64
+			   " reserves refused, stats: dropped %" PRIu64
+			   " + commit_overrun %" PRIu64 ", recursion %" PRIu64,
+			   m->name, cpu, refused, st.dropped,
+			   st.commit_overrun, st.recursion);
+		res->count_ok = false;
+	}
+	if (!m->drops && st.dropped) {
+		ktap_print("%s: cpu%d: %" PRIu64
+			   " reserves dropped where no drop is planned (%"
+			   PRIu64 " refused inside another writer's write path)",
+			   m->name, cpu, st.dropped,
+			   sum_levels(w->refused_nested));
+		res->count_ok = false;
+	}
+	if (st.commit_overrun > raced) {
+		ktap_print("%s: cpu%d: commit_overrun %" PRIu64 ", but %" PRIu64
+			   " refused reserves had nested writers writing during them",
+			   m->name, cpu, st.commit_overrun, raced);
+		res->count_ok = false;
+	}
+
+	/* The counters of the core agree with what writers saw. */
+	if (st.ts_zero != wzero || st.ts_slow != wflag[2] ||
+	    st.ts_abs != wflag[1] || st.ts_extend != wflag[4] ||
+	    (written && !st.max_depth) || st.max_depth > MAX_DEPTH) {
+		ktap_print("%s: cpu%d: stats ts_abs/ts_slow/ts_zero/ts_extend/max_depth %"
+			   PRIu64 "/%" PRIu64 "/%" PRIu64 "/%" PRIu64 "/%"
+			   PRIu64 ", writers saw %" PRIu64 "/%" PRIu64 "/%"
+			   PRIu64 "/%" PRIu64 "/%" PRIu64,
+			   m->name, cpu, st.ts_abs, st.ts_slow, st.ts_zero,
+			   st.ts_extend, st.max_depth, wflag[1], wflag[2],
+			   wzero, wflag[4], w_max_depth(w));
+		res->stats_ok = false;
+	}
+
+	if (!m->overwrite) {
+		if (r->read != written || r->lost || r->lost_unknown ||
+		    st.overrun || (written && r->seq_max + 1 != written)) {
+			ktap_print("%s: cpu%d: written %" PRIu64 " != read %"
+				   PRIu64 " (lost %" PRIu64 ", overrun %" PRIu64
+				   ")", m->name, cpu, written, r->read, r->lost,
+				   st.overrun);
+			res->count_ok = false;
+		}
+		if (r->zero != wzero) {
+			ktap_print("%s: cpu%d: zero-delta read %" PRIu64
+				   ", written %" PRIu64, m->name, cpu, r->zero,
+				   wzero);
+			res->count_ok = false;
+		}
+	} else {
+		if (written != r->read + st.overrun) {
+			ktap_print("%s: cpu%d: written %" PRIu64 " != read %"
+				   PRIu64 " + overrun %" PRIu64, m->name, cpu,
+				   written, r->read, st.overrun);
+			res->count_ok = false;
+		}
+		/*
+		 * The reader saw every loss with its count, except on pages
+		 * without room for the count: each of those hides one or
+		 * more.
+		 */
+		if (r->lost_unknown ?
+		    r->lost + r->lost_unknown > st.overrun :
+		    r->lost != st.overrun) {
+			ktap_print("%s: cpu%d: overrun %" PRIu64
+				   ", lost as the reader saw it %" PRIu64
+				   " (and %" PRIu64 " pages without a count)",
+				   m->name, cpu, st.overrun, r->lost,
+				   r->lost_unknown);
+			res->count_ok = false;
+		}
+	}
+
+	if (st.max_depth > res->core_max_depth)
+		res->core_max_depth = st.max_depth;
+	res->events += written;
+	t->read += r->read;
+	t->lost += r->lost;
+	t->lost_unknown += r->lost_unknown;
+	t->waits += r->waits;
+	t->dropped += st.dropped;
+	t->overrun += st.overrun;
+	t->commit_overrun += st.commit_overrun;
+	t->recursion += st.recursion;
+	t->slow += st.ts_slow;
+	t->abs += st.ts_abs;
+	t->zero += st.ts_zero;
+	t->extend += st.ts_extend;
+}
+
+/* After a run: what was checked, with counts, and the run's verdicts. */
+static void report_mode(const struct mode *m, struct mode_totals *t,
+			struct mode_result *res)
+{
+	struct wstate *agg = &t->agg;
+	u64 nested = 0, refused = sum_levels(agg->refused);
+	u64 hits = sum_levels(agg->hit_reserve) + sum_levels(agg->hit_window);
+	int l, i;
+
+	for (i = 2; i <= MAX_DEPTH; i++)
+		nested += at_depth(agg->wr_depth, i);
+
+	ktap_print("%s: totals: written %" PRIu64 ", read %" PRIu64 ", lost %"
+		   PRIu64 " (+ %" PRIu64 " pages without a count), dropped %"
+		   PRIu64 ", overrun %" PRIu64 ", commit_overrun %" PRIu64
+		   ", recursion %" PRIu64, m->name, res->events, t->read,
+		   t->lost, t->lost_unknown, t->dropped, t->overrun,
+		   t->commit_overrun, t->recursion);
+	ktap_print("%s: refused reserves: %" PRIu64 " (task %" PRIu64
+		   ", softirq %" PRIu64 ", hardirq %" PRIu64 ", nmi %" PRIu64
+		   "; %" PRIu64 " inside another writer's write path, %" PRIu64
+		   " while nested writers wrote); dropped %" PRIu64
+		   " (%s), commit_overrun %" PRIu64, m->name, refused,
+		   agg->refused[0], agg->refused[1], agg->refused[2],
+		   agg->refused[3], sum_levels(agg->refused_nested),
+		   sum_levels(agg->refused_raced), t->dropped,
+		   m->drops ? "planned" : "none planned",
+		   t->commit_overrun);
+	if (m->hold)
+		ktap_print("%s: writers held back with the buffer filling: task %"
+			   PRIu64 " times, handlers %" PRIu64 " times",
+			   m->name, agg->held[0],
+			   sum_levels(agg->held) - agg->held[0]);
+	if (m->drops)
+		ktap_print("%s: the reader waited for a drop %" PRIu64
+			   " times", m->name, t->waits);
+	ktap_print("%s: write path: ts_slow %" PRIu64 ", ts_abs %" PRIu64
+		   ", ts_zero %" PRIu64 ", ts_extend %" PRIu64, m->name,
+		   t->slow, t->abs, t->zero, t->extend);
+	ktap_print("%s: written per level: task %" PRIu64 ", softirq %" PRIu64
+		   ", hardirq %" PRIu64 ", nmi %" PRIu64, m->name,
+		   agg->written[0], agg->written[1], agg->written[2],
+		   agg->written[3]);
+	print_hist(m->name, "context", agg->ctx_depth, &res->max_ctx_depth);
+	print_hist(m->name, "write nesting", agg->wr_depth,
+		   &res->max_wr_depth);
+	ktap_print("%s: signals: softirq %" PRIu64 ", hardirq %" PRIu64
+		   ", nmi %" PRIu64 "; handlers that interrupted rbn_reserve() %"
+		   PRIu64 ", between reserve and commit %" PRIu64, m->name,
+		   agg->signals[1], agg->signals[2], agg->signals[3],
+		   sum_levels(agg->hit_reserve), sum_levels(agg->hit_window));
+	for (l = 0; l < NR_LEVELS; l++)
+		ktap_print("%s: flags at %s: %s %" PRIu64 ", %s %" PRIu64
+			   ", %s %" PRIu64 ", %s %" PRIu64 ", %s %" PRIu64
+			   ", %s %" PRIu64, m->name, level_name[l],
+			   flag_name[0], agg->flags[l][0],
+			   flag_name[1], agg->flags[l][1],
+			   flag_name[2], agg->flags[l][2],
+			   flag_name[3], agg->flags[l][3],
+			   flag_name[4], agg->flags[l][4],
+			   flag_name[5], agg->flags[l][5]);
+
+	/* Counts of the run as a whole. */
+	if (m->drops && !t->dropped) {
+		ktap_print("%s: drops planned, none happened", m->name);
+		res->count_ok = false;
+	}
+	if (m->overwrite && !t->overrun) {
+		ktap_print("%s: the ring was never overwritten", m->name);
+		res->count_ok = false;
+	}
+
+	/* Writers interrupted inside the write path, as the core saw it. */
+	ktap_print("%s: checked: %" PRIu64
+		   " events nested inside a write path (depth 2: %" PRIu64
+		   ", 3: %" PRIu64 ", 4: %" PRIu64 "), %" PRIu64
+		   " handlers inside a writer, core: slow path %" PRIu64
+		   ", absolute %" PRIu64 ", zero delta %" PRIu64
+		   ", max_depth %" PRIu64, m->name, nested,
+		   at_depth(agg->wr_depth, 2), at_depth(agg->wr_depth, 3),
+		   at_depth(agg->wr_depth, 4), hits, t->slow, t->abs, t->zero,
+		   res->core_max_depth);
+	res->slow_abs = t->slow + t->abs;
+	ktap_print("%s: %" PRIu64 " events in %.2f s: %.0f events/s", m->name,
+		   res->events, res->seconds,
+		   res->seconds > 0 ? (double)res->events / res->seconds : 0.0);
+}
+
+/* Run the writers and the reader until every CPU wrote its share. */
+static void run_threads(const struct mode *m, struct mode_result *res)
+{
 	pthread_t reader;
-	u64 per_cpu = events / (u64)nr_cpus, t0, t1;
-	bool intact = true, ts_ok = true, count_ok = true, stats_ok = true;
-	u64 t_read = 0, t_lost = 0, t_dropped = 0, t_overrun = 0;
-	u64 t_commit_overrun = 0, t_slow = 0, t_abs = 0, t_zero = 0;
-	u64 t_extend = 0;
-	int cpu, l, i;
-
-	memset(res, 0, sizeof(*res));
-	stress_buf = rbn_alloc(&cfg);
-	if (IS_ERR_OR_NULL(stress_buf)) {
-		ktap_print("%s: rbn_alloc: %ld", m->name,
-			   stress_buf ? PTR_ERR(stress_buf) : 0L);
-		stress_buf = NULL;
-		return false;
-	}
-	subbuf_size = rbn_subbuf_size(stress_buf);
-
-	wst = aligned_alloc(64, sizeof(*wst) * (size_t)nr_cpus);
-	rst = calloc((size_t)nr_cpus, sizeof(*rst));
-	if (!wst || !rst)
-		abort();
-	memset(wst, 0, sizeof(*wst) * (size_t)nr_cpus);
-	for (cpu = 0; cpu < nr_cpus; cpu++) {
-		struct wstate *w = &wst[cpu];
-		struct rstate *r = &rst[cpu];
-
-		w->cpu = cpu;
-		w->target = per_cpu ? per_cpu : 1;
-		w->seq_limit = w->target + w->target / 2 + 65536;
-		for (l = 0; l < NR_LEVELS; l++)
-			w->rng[l] = 0x9e3779b97f4a7c15ULL * (u64)(cpu * 8 + l + 1);
-		r->rng = 0xd1b54a32d192ed03ULL * (u64)(cpu + 1);
-		r->seen_cap = w->seq_limit + 65536;
-		r->seen = calloc(r->seen_cap / 8 + 1, 1);
-		r->page = rbn_alloc_read_page(stress_buf, cpu);
-		if (!r->seen || IS_ERR_OR_NULL(r->page))
-			abort();
-	}
+	u64 t0, t1;
+	int cpu;
 
 	__atomic_store_n(&readers_stop, 0, __ATOMIC_RELEASE);
-	deadline_ns = stress_clock() + (u64)(seconds * 1e9);
 	pthread_barrier_init(&start_barrier, NULL, (unsigned int)nr_cpus + 1);
 	if (pthread_create(&reader, NULL, reader_thread, NULL))
 		abort();
@@ -943,223 +1302,81 @@ static bool run_mode(const struct mode *m, u64 events, double seconds,
 	pthread_join(reader, NULL);
 	pthread_barrier_destroy(&start_barrier);
 
-	/* Per-CPU accounting and aggregates. */
-	memset(&agg, 0, sizeof(agg));
+	res->seconds = (double)(t1 - t0) / 1e9;
+	if (t1 > deadline_ns)
+		ktap_print("%s: stopped by the time cap after %.2f s", m->name,
+			   res->seconds);
+}
+
+static bool run_mode(const struct mode *m, u64 events, double seconds,
+		     struct mode_result *res)
+{
+	struct rbn_config cfg = {
+		.size = m->size,
+		.overwrite = m->overwrite,
+		.clock = stress_clock,
+		.nr_cpus = nr_cpus,
+	};
+	struct mode_totals *t;
+	u64 per_cpu = events / (u64)nr_cpus;
+	int cpu, l;
+
+	memset(res, 0, sizeof(*res));
+	res->intact_ok = true;
+	res->ts_ok = true;
+	res->count_ok = true;
+	res->stats_ok = true;
+	stress_buf = rbn_alloc(&cfg);
+	if (IS_ERR_OR_NULL(stress_buf)) {
+		ktap_print("%s: rbn_alloc: %ld", m->name,
+			   stress_buf ? PTR_ERR(stress_buf) : 0L);
+		stress_buf = NULL;
+		return false;
+	}
+	subbuf_size = rbn_subbuf_size(stress_buf);
+	cur_mode = m;
+
+	wst = aligned_alloc(64, sizeof(*wst) * (size_t)nr_cpus);
+	rst = calloc((size_t)nr_cpus, sizeof(*rst));
+	t = aligned_alloc(64, sizeof(*t));
+	if (!wst || !rst || !t)
+		abort();
+	memset(wst, 0, sizeof(*wst) * (size_t)nr_cpus);
+	memset(t, 0, sizeof(*t));
 	for (cpu = 0; cpu < nr_cpus; cpu++) {
 		struct wstate *w = &wst[cpu];
 		struct rstate *r = &rst[cpu];
-		struct rbn_cpu_stats st;
-		u64 written = sum_levels(w->written);
-		u64 refused = sum_levels(w->refused);
-		u64 wflag[NR_FLAGS] = { 0 }, wzero, uniq;
 
-		memset(&st, 0, sizeof(st));
-		rbn_cpu_stats(stress_buf, cpu, &st);
-		for (l = 0; l < NR_LEVELS; l++) {
-			agg.written[l] += w->written[l];
-			agg.refused[l] += w->refused[l];
-			agg.signals[l] += w->signals[l];
-			agg.hit_reserve[l] += w->hit_reserve[l];
-			agg.hit_window[l] += w->hit_window[l];
-			for (i = 0; i <= MAX_DEPTH; i++) {
-				agg.ctx_depth[l][i] += w->ctx_depth[l][i];
-				agg.wr_depth[l][i] += w->wr_depth[l][i];
-			}
-			for (i = 0; i < NR_FLAGS; i++) {
-				agg.flags[l][i] += w->flags[l][i];
-				wflag[i] += w->flags[l][i];
-			}
-		}
-		wzero = wflag[3];
-		if (w->timer_err)
-			ktap_print("%s: cpu%d: timer_create failed: %s",
-				   m->name, cpu, strerror(w->timer_err));
-		uniq = popcount_bits(r->seen, r->seen_cap / 8 + 1);
-
-		ktap_print("%s: cpu%d: written %" PRIu64 " (task %" PRIu64
-			   ", softirq %" PRIu64 ", hardirq %" PRIu64 ", nmi %"
-			   PRIu64 "), refused %" PRIu64, m->name, cpu, written,
-			   w->written[0], w->written[1], w->written[2],
-			   w->written[3], refused);
-		ktap_print("%s: cpu%d: read %" PRIu64 " (consume %" PRIu64
-			   ", pages %" PRIu64 " in %" PRIu64 " pages), lost %"
-			   PRIu64 ", pages with unknown loss %" PRIu64
-			   ", zero-delta read %" PRIu64 " (%" PRIu64
-			   " checked exact)", m->name, cpu, r->read,
-			   r->read_consume, r->read_page, r->pages, r->lost,
-			   r->lost_unknown, r->zero, r->zero_exact);
-		ktap_print("%s: cpu%d: stats: written %" PRIu64 " read %" PRIu64
-			   " entries %" PRIu64 " overrun %" PRIu64
-			   " commit_overrun %" PRIu64 " dropped %" PRIu64
-			   " recursion %" PRIu64 " pages_touched %" PRIu64,
-			   m->name, cpu, st.written, st.read, st.entries,
-			   st.overrun, st.commit_overrun, st.dropped,
-			   st.recursion, st.pages_touched);
-		ktap_print("%s: cpu%d: stats: ts_fast %" PRIu64 " ts_abs %"
-			   PRIu64 " ts_slow %" PRIu64 " ts_zero %" PRIu64
-			   " ts_extend %" PRIu64 " max_depth %" PRIu64,
-			   m->name, cpu, st.ts_fast, st.ts_abs, st.ts_slow,
-			   st.ts_zero, st.ts_extend, st.max_depth);
-		for (i = 0; i < r->nr_msgs; i++)
-			ktap_print("%s: %s", m->name, r->msgs[i]);
-
-		if (r->err_intact || r->err_api)
-			intact = false;
-		if (r->err_ts)
-			ts_ok = false;
-		if (r->err_intact + r->err_ts + r->err_api)
-			ktap_print("%s: cpu%d: errors: intact %" PRIu64
-				   ", ts %" PRIu64 ", api %" PRIu64, m->name,
-				   cpu, r->err_intact, r->err_ts, r->err_api);
-
-		/* Nothing is lost silently. */
-		if (st.written != written || w->seq != written) {
-			ktap_print("%s: cpu%d: committed %" PRIu64
-				   ", stats.written %" PRIu64 ", seq %" PRIu64,
-				   m->name, cpu, written, st.written, w->seq);
-			count_ok = false;
-		}
-		if (st.read != r->read || st.entries) {
-			ktap_print("%s: cpu%d: read %" PRIu64 ", stats.read %"
-				   PRIu64 ", stats.entries %" PRIu64,
-				   m->name, cpu, r->read, st.read, st.entries);
-			count_ok = false;
-		}
-		if (uniq != r->read) {
-			ktap_print("%s: cpu%d: %" PRIu64 " distinct sequence "
-				   "numbers in %" PRIu64 " events read",
-				   m->name, cpu, uniq, r->read);
-			count_ok = false;
-		}
-		if (refused != st.dropped + st.recursion + st.commit_overrun) {
-			ktap_print("%s: cpu%d: refused %" PRIu64
-				   " != dropped %" PRIu64 " + recursion %" PRIu64
-				   " + commit_overrun %" PRIu64,
-				   m->name, cpu, refused, st.dropped,
-				   st.recursion, st.commit_overrun);
-			count_ok = false;
-		}
-		if (st.recursion) {
-			ktap_print("%s: cpu%d: %" PRIu64 " writes refused as "
-				   "recursion", m->name, cpu, st.recursion);
-			count_ok = false;
-		}
-		/* The counters of the core agree with what writers saw. */
-		if (st.ts_zero != wzero || st.ts_slow != wflag[2] ||
-		    st.ts_abs != wflag[1] || st.ts_extend != wflag[4] ||
-		    (written && !st.max_depth) || st.max_depth > MAX_DEPTH) {
-			ktap_print("%s: cpu%d: stats ts_abs/ts_slow/ts_zero/"
-				   "ts_extend/max_depth %" PRIu64 "/%" PRIu64
-				   "/%" PRIu64 "/%" PRIu64 "/%" PRIu64
-				   ", writers saw %" PRIu64 "/%" PRIu64 "/%"
-				   PRIu64 "/%" PRIu64 "/%" PRIu64, m->name, cpu,
-				   st.ts_abs, st.ts_slow, st.ts_zero,
-				   st.ts_extend, st.max_depth, wflag[1],
-				   wflag[2], wzero, wflag[4], w_max_depth(w));
-			stats_ok = false;
-		}
-		if (!m->overwrite) {
-			if (r->read != written || r->lost || r->lost_unknown ||
-			    st.overrun || (written && r->seq_max + 1 != written)) {
-				ktap_print("%s: cpu%d: written %" PRIu64
-					   " != read %" PRIu64 " (lost %" PRIu64
-					   ", overrun %" PRIu64 ")", m->name,
-					   cpu, written, r->read, r->lost,
-					   st.overrun);
-				count_ok = false;
-			}
-			if (r->zero != wzero) {
-				ktap_print("%s: cpu%d: zero-delta read %" PRIu64
-					   ", written %" PRIu64, m->name, cpu,
-					   r->zero, wzero);
-				count_ok = false;
-			}
-		} else {
-			if (written != r->read + st.overrun) {
-				ktap_print("%s: cpu%d: written %" PRIu64
-					   " != read %" PRIu64 " + overrun %"
-					   PRIu64, m->name, cpu, written,
-					   r->read, st.overrun);
-				count_ok = false;
-			}
-			if (!r->lost_unknown && written != r->read + r->lost) {
-				ktap_print("%s: cpu%d: written %" PRIu64
-					   " != read %" PRIu64 " + lost %" PRIu64,
-					   m->name, cpu, written, r->read,
-					   r->lost);
-				count_ok = false;
-			}
-			if (r->lost_unknown && written < r->read + r->lost) {
-				ktap_print("%s: cpu%d: read %" PRIu64
-					   " + lost %" PRIu64 " > written %"
-					   PRIu64, m->name, cpu, r->read,
-					   r->lost, written);
-				count_ok = false;
-			}
-		}
-		if (st.max_depth > res->core_max_depth)
-			res->core_max_depth = st.max_depth;
-		res->slow_abs += st.ts_slow + st.ts_abs;
-		res->events += written;
-		t_read += r->read;
-		t_lost += r->lost;
-		t_dropped += st.dropped;
-		t_overrun += st.overrun;
-		t_commit_overrun += st.commit_overrun;
-		t_slow += st.ts_slow;
-		t_abs += st.ts_abs;
-		t_zero += st.ts_zero;
-		t_extend += st.ts_extend;
-
-		rbn_free_read_page(stress_buf, cpu, r->page);
-		free(r->seen);
+		w->cpu = cpu;
+		w->target = per_cpu ? per_cpu : 1;
+		w->seq_limit = w->target + w->target / 2 + 65536;
+		for (l = 0; l < NR_LEVELS; l++)
+			w->rng[l] = 0x9e3779b97f4a7c15ULL * (u64)(cpu * 8 + l + 1);
+		r->rng = 0xd1b54a32d192ed03ULL * (u64)(cpu + 1);
+		r->seen_cap = w->seq_limit + 65536;
+		r->seen = calloc(r->seen_cap / 8 + 1, 1);
+		r->page = rbn_alloc_read_page(stress_buf, cpu);
+		if (!r->seen || IS_ERR_OR_NULL(r->page))
+			abort();
 	}
 
-	res->seconds = (double)(t1 - t0) / 1e9;
-	ktap_print("%s: totals: written %" PRIu64 ", read %" PRIu64 ", lost %"
-		   PRIu64 ", dropped %" PRIu64 ", overrun %" PRIu64
-		   ", commit_overrun %" PRIu64, m->name, res->events, t_read,
-		   t_lost, t_dropped, t_overrun, t_commit_overrun);
-	ktap_print("%s: write path: ts_slow %" PRIu64 ", ts_abs %" PRIu64
-		   ", ts_zero %" PRIu64 ", ts_extend %" PRIu64, m->name,
-		   t_slow, t_abs, t_zero, t_extend);
-	ktap_print("%s: written per level: task %" PRIu64 ", softirq %" PRIu64
-		   ", hardirq %" PRIu64 ", nmi %" PRIu64 "; refused %" PRIu64,
-		   m->name, agg.written[0], agg.written[1], agg.written[2],
-		   agg.written[3], sum_levels(agg.refused));
-	print_hist(m->name, "context", agg.ctx_depth, &res->max_ctx_depth);
-	print_hist(m->name, "write nesting", agg.wr_depth, &res->max_wr_depth);
-	ktap_print("%s: signals: softirq %" PRIu64 ", hardirq %" PRIu64
-		   ", nmi %" PRIu64 "; handlers that interrupted rbn_reserve() %"
-		   PRIu64 ", between reserve and commit %" PRIu64, m->name,
-		   agg.signals[1], agg.signals[2], agg.signals[3],
-		   sum_levels(agg.hit_reserve), sum_levels(agg.hit_window));
-	for (l = 0; l < NR_LEVELS; l++)
-		ktap_print("%s: flags at %s: %s %" PRIu64 ", %s %" PRIu64
-			   ", %s %" PRIu64 ", %s %" PRIu64 ", %s %" PRIu64
-			   ", %s %" PRIu64, m->name, level_name[l],
-			   flag_name[0], agg.flags[l][0],
-			   flag_name[1], agg.flags[l][1],
-			   flag_name[2], agg.flags[l][2],
-			   flag_name[3], agg.flags[l][3],
-			   flag_name[4], agg.flags[l][4],
-			   flag_name[5], agg.flags[l][5]);
-	ktap_print("%s: %" PRIu64 " events in %.2f s: %.0f events/s%s",
-		   m->name, res->events, res->seconds,
-		   res->seconds > 0 ? (double)res->events / res->seconds : 0.0,
-		   t1 > deadline_ns ? " (stopped by the time cap)" : "");
+	deadline_ns = stress_clock() + (u64)(seconds * 1e9);
+	run_threads(m, res);
 
+	for (cpu = 0; cpu < nr_cpus; cpu++) {
+		check_cpu(m, cpu, t, res);
+		rbn_free_read_page(stress_buf, cpu, rst[cpu].page);
+		free(rst[cpu].seen);
+	}
+	report_mode(m, t, res);
+
+	free(t);
 	free(wst);
 	free(rst);
 	wst = NULL;
 	rst = NULL;
 	rbn_free(stress_buf);
 	stress_buf = NULL;
-
-	res->intact_ok = intact;
-	res->ts_ok = ts_ok;
-	res->count_ok = count_ok;
-	res->stats_ok = stats_ok;
 	return true;
 }
 
@@ -1190,18 +1407,14 @@ static double env_double(const char *name, double def)
 
 int main(void)
 {
-	static const struct mode modes[] = {
-		/* The reader mostly keeps up: nothing may be lost. */
-		{ "pc", false, 4UL << 20 },
-		/* Small ring: the writers overwrite all the time. */
-		{ "overwrite", true, 8 * PAGE_SIZE },
-	};
-	struct mode_result res[2];
+	struct mode_result res[NR_MODES];
 	struct sigaction sa;
 	sigset_t set;
 	u64 events = env_u64("RBN_STRESS_EVENTS", DEFAULT_EVENTS);
 	double seconds = env_double("RBN_STRESS_SECONDS", DEFAULT_SECONDS);
 	u64 total = 0, max_ctx = 0, max_wr = 0, core_depth = 0, slow_abs = 0;
+	u64 t_start;
+	unsigned int shares = 0, shares_left;
 	double secs = 0;
 	int l, i;
 
@@ -1214,8 +1427,11 @@ int main(void)
 		seconds = DEFAULT_SECONDS;
 	if (events > MAX_EVENTS)
 		events = MAX_EVENTS;
+	for (i = 0; i < NR_MODES; i++)
+		shares += modes[i].share;
+	shares_left = shares;
 
-	ktap_start(11);
+	ktap_start(NR_MODES * 4 + 3);
 	ktap_print("%d CPUs, %" PRIu64 " events, at most %.0f s", nr_cpus,
 		   events, seconds);
 
@@ -1236,21 +1452,29 @@ int main(void)
 		}
 	}
 
-	for (i = 0; i < 2; i++) {
-		bool ok = run_mode(&modes[i], events / 2, seconds / 2, &res[i]);
-		char name[64];
+	t_start = stress_clock();
+	for (i = 0; i < NR_MODES; i++) {
+		const struct mode *m = &modes[i];
+		double left = seconds - (double)(stress_clock() - t_start) / 1e9;
+		bool ok;
+		char name[96];
 
-		snprintf(name, sizeof(name), "%s: events intact", modes[i].name);
+		/* A run that ended early leaves its time to the next ones. */
+		if (left < 0)
+			left = 0;
+		ok = run_mode(m, events * m->share / shares,
+			      left * m->share / shares_left, &res[i]);
+		shares_left -= m->share;
+
+		snprintf(name, sizeof(name), "%s: events intact", m->name);
 		ktap_result(ok && res[i].intact_ok, name);
 		snprintf(name, sizeof(name), "%s: time stamps exact and monotonic",
-			 modes[i].name);
+			 m->name);
 		ktap_result(ok && res[i].ts_ok, name);
-		snprintf(name, sizeof(name), "%s: %s", modes[i].name,
-			 modes[i].overwrite ? "written == read + lost" :
-			 "written == read");
+		snprintf(name, sizeof(name), "%s: %s", m->name, m->count_case);
 		ktap_result(ok && res[i].count_ok, name);
 		snprintf(name, sizeof(name), "%s: stats agree with the writers",
-			 modes[i].name);
+			 m->name);
 		ktap_result(ok && res[i].stats_ok, name);
 
 		total += res[i].events;
