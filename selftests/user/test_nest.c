@@ -97,7 +97,7 @@ struct bounds {
 };
 
 struct family {
-	const char *name;
+	char name[32];
 	struct rbn_buffer *buffer;
 	struct bounds b;
 	int pos;		/* the position being enumerated */
@@ -573,7 +573,7 @@ static struct family *new_family(const char *name, bool overwrite, int ring,
 
 	if (!f)
 		return NULL;
-	f->name = name;
+	snprintf(f->name, sizeof(f->name), "%s", name);
 	f->b = b;
 	f->overwrite = overwrite;
 	f->ring = ring;
@@ -675,7 +675,7 @@ static bool family_overwrite(bool quick)
 		char name[32];
 
 		snprintf(name, sizeof(name), "overwrite ring %d", ring);
-		f = new_family(strdup(name), true, ring, ring * 4080, b);
+		f = new_family(name, true, ring, ring * 4080, b);
 		if (!f)
 			return false;
 		ctx.buffer = f->buffer;
