@@ -17,6 +17,7 @@
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
+#include <linux/bitmap.h>
 #include <linux/bitops.h>
 #include <linux/ctype.h>
 #include <linux/debugfs.h>
@@ -142,7 +143,7 @@ void rbn_hook_remove(void)
  * @late:	interrupts that came after the wait gave up
  */
 struct rbn_inject_cpu {
-	unsigned long armed;
+	DECLARE_BITMAP(armed, RBN_NR_LABELS);
 	struct irq_work work;
 	int label;
 	int done;
@@ -176,7 +177,7 @@ static void rbn_inject_hook(struct rbn_buffer *buffer, int cpu, int label,
 	if (buffer != rbn_buf || irqs_disabled() || in_hardirq() || in_nmi())
 		return;
 	ic = this_cpu_ptr(&rbn_inject_cpus);
-	if (!test_bit(label, &ic->armed) || !test_and_clear_bit(label, &ic->armed))
+	if (!test_bit(label, ic->armed) || !test_and_clear_bit(label, ic->armed))
 		return;
 
 	ic->label = label;
@@ -212,7 +213,7 @@ static int rbn_inject_show(struct seq_file *m, void *v)
 		for_each_possible_cpu(cpu) {
 			struct rbn_inject_cpu *ic = per_cpu_ptr(&rbn_inject_cpus, cpu);
 
-			armed += test_bit(label, &ic->armed);
+			armed += test_bit(label, ic->armed);
 			hits += READ_ONCE(ic->hits[label]);
 		}
 		seq_printf(m, "%s armed=%u hits=%llu", rbn_label_name(label),
@@ -247,11 +248,13 @@ static int rbn_label_lookup(const char *name)
 
 static void rbn_inject_disarm(void)
 {
-	int cpu;
+	int cpu, label;
 
 	lockdep_assert_held(&rbn_hook_mutex);
+	/* Atomic, like the writers' test_and_clear_bit() of their own bits. */
 	for_each_possible_cpu(cpu)
-		WRITE_ONCE(per_cpu_ptr(&rbn_inject_cpus, cpu)->armed, 0);
+		for (label = 0; label < RBN_NR_LABELS; label++)
+			clear_bit(label, per_cpu_ptr(&rbn_inject_cpus, cpu)->armed);
 	if (rbn_hook_func == rbn_inject_hook)
 		__rbn_hook_remove();
 	/* An interrupt raised before the hook went away may still be queued. */
@@ -269,7 +272,7 @@ static void rbn_inject_disarm(void)
 static ssize_t rbn_inject_write(struct file *file, const char __user *ubuf,
 				size_t cnt, loff_t *ppos)
 {
-	unsigned long mask = 0;
+	DECLARE_BITMAP(mask, RBN_NR_LABELS);
 	char *buf, *p, *word;
 	int cpu, label;
 	ssize_t ret;
@@ -287,6 +290,7 @@ static ssize_t rbn_inject_write(struct file *file, const char __user *ubuf,
 		ret = cnt;
 		goto out_unlock;
 	}
+	bitmap_zero(mask, RBN_NR_LABELS);
 	while ((word = strsep(&p, " ,\t\n"))) {
 		if (!*word)
 			continue;
@@ -295,9 +299,9 @@ static ssize_t rbn_inject_write(struct file *file, const char __user *ubuf,
 			ret = -EINVAL;
 			goto out_unlock;
 		}
-		mask |= BIT(label);
+		__set_bit(label, mask);
 	}
-	if (!mask) {
+	if (bitmap_empty(mask, RBN_NR_LABELS)) {
 		ret = -EINVAL;
 		goto out_unlock;
 	}
@@ -309,8 +313,8 @@ static ssize_t rbn_inject_write(struct file *file, const char __user *ubuf,
 		struct rbn_inject_cpu *ic = per_cpu_ptr(&rbn_inject_cpus, cpu);
 		int bit;
 
-		for_each_set_bit(bit, &mask, RBN_NR_LABELS)
-			set_bit(bit, &ic->armed);
+		for_each_set_bit(bit, mask, RBN_NR_LABELS)
+			set_bit(bit, ic->armed);
 	}
 	if (!rbn_hook_func) {
 		/* Arming above is visible before the hook; see rbn_hook_call(). */
