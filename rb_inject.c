@@ -10,10 +10,16 @@
  * Writing a label name to "inject" arms it on every CPU. The next event on
  * a CPU whose write path reaches that label, in a context an interrupt can
  * still nest into (interrupts on), raises a hard irq_work on its own CPU
- * and waits, right at the label, until the interrupt has written its event.
- * The nested event comes from a real interrupt on the real kernel: the same
- * thing a device interrupt at that instruction would do, only on demand.
- * Each arming is used once per CPU; the file counts what happened.
+ * and waits, right at the label, until the interrupt has written its
+ * events (one, or the "events=N" of the arming). The nested events come
+ * from a real interrupt on the real kernel: the same thing a device
+ * interrupt at that instruction would do, only on demand. Each arming is
+ * used once per CPU; the file counts what happened.
+ *
+ * An interrupt that writes more events than a sub-buffer holds moves the
+ * tail on while the writer it interrupted has not committed: the outer
+ * commit then walks across pages; one that writes a ring's worth laps
+ * that writer's commit, and its own events are dropped as commit overruns.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -24,6 +30,7 @@
 #include <linux/fs.h>
 #include <linux/irq_work.h>
 #include <linux/jump_label.h>
+#include <linux/kstrtox.h>
 #include <linux/mutex.h>
 #include <linux/percpu.h>
 #include <linux/sched/clock.h>
@@ -133,6 +140,15 @@ void rbn_hook_remove(void)
  */
 #define RBN_INJECT_WAIT_NS	(1 * NSEC_PER_MSEC)
 
+/*
+ * Most events one interrupt writes: a ring of the test's size and then
+ * some, a few milliseconds with interrupts off even under emulation.
+ */
+#define RBN_INJECT_EVENTS_MAX	4096
+
+/* Events each interrupt writes, set by every arming (rbn_hook_mutex). */
+static unsigned int rbn_inject_events = 1;
+
 /**
  * struct rbn_inject_cpu - inject state of one CPU
  * @armed:	labels armed on this CPU (bit per enum rbn_label)
@@ -157,8 +173,10 @@ static void rbn_inject_irq(struct irq_work *work)
 {
 	struct rbn_inject_cpu *ic = container_of(work, struct rbn_inject_cpu,
 						 work);
+	unsigned int i, n = READ_ONCE(rbn_inject_events);
 
-	rbn_emit(RBN_SRC_INJECT, ic->label);
+	for (i = 0; i < n; i++)
+		rbn_emit(RBN_SRC_INJECT, ic->label);
 	/* Paired with smp_load_acquire() in rbn_inject_hook(). */
 	smp_store_release(&ic->done, 1);
 }
@@ -226,6 +244,7 @@ static int rbn_inject_show(struct seq_file *m, void *v)
 	for_each_possible_cpu(cpu)
 		seq_printf(m, "late cpu%d=%llu\n", cpu,
 			   READ_ONCE(per_cpu_ptr(&rbn_inject_cpus, cpu)->late));
+	seq_printf(m, "events %u\n", READ_ONCE(rbn_inject_events));
 	return 0;
 }
 
@@ -266,13 +285,16 @@ static void rbn_inject_disarm(void)
 
 /*
  * "off" disarms; otherwise every word (separated by spaces, commas or
- * newlines) must be a label name, and all of them are armed on every CPU.
- * Nothing changes when one word is bad.
+ * newlines) must be a label name or "events=N", at least one a label: all
+ * the labels are armed on every CPU, and every interrupt from now on
+ * writes N events (1 without "events="). Nothing changes when one word is
+ * bad.
  */
 static ssize_t rbn_inject_write(struct file *file, const char __user *ubuf,
 				size_t cnt, loff_t *ppos)
 {
 	DECLARE_BITMAP(mask, RBN_NR_LABELS);
+	unsigned int events = 1;
 	char *buf, *p, *word;
 	int cpu, label;
 	ssize_t ret;
@@ -294,6 +316,14 @@ static ssize_t rbn_inject_write(struct file *file, const char __user *ubuf,
 	while ((word = strsep(&p, " ,\t\n"))) {
 		if (!*word)
 			continue;
+		if (!strncasecmp(word, "events=", 7)) {
+			if (kstrtouint(word + 7, 10, &events) || !events ||
+			    events > RBN_INJECT_EVENTS_MAX) {
+				ret = -EINVAL;
+				goto out_unlock;
+			}
+			continue;
+		}
 		label = rbn_label_lookup(word);
 		if (label < 0) {
 			ret = -EINVAL;
@@ -309,6 +339,8 @@ static ssize_t rbn_inject_write(struct file *file, const char __user *ubuf,
 		ret = -EBUSY;	/* the benchmark runs */
 		goto out_unlock;
 	}
+	/* Before the arming: an interrupt of it writes this many. */
+	WRITE_ONCE(rbn_inject_events, events);
 	for_each_possible_cpu(cpu) {
 		struct rbn_inject_cpu *ic = per_cpu_ptr(&rbn_inject_cpus, cpu);
 		int bit;
