@@ -1,224 +1,394 @@
 #!/bin/sh
 # SPDX-License-Identifier: GPL-2.0
 #
-# test_inject.sh - a nested writer at every label of the write path.
+# test_inject.sh - a nested writer at every label of the write path, by a
+# real interrupt, on every online CPU, in both modes.
 #
-# For each label of the README, "echo LABEL > inject" arms every CPU; the task
-# writers run until every online CPU reports a hit for the label (re-armed
-# every few seconds: an arming whose interrupt came late is used up; gives
-# up after RBN_INJECT_TIMEOUT s, default 30); then "off". The slow-path
-# labels (slow_*, e, f) are only reached by a writer that was interrupted
-# between A and C, so they are armed together with "a". For the labels
-# from a_tail to c the outer event must take the slow path or the nested
-# one a forced absolute stamp: ts_slow + ts_abs grow (only the task source
-# writes here, so no other interrupt nests into writers); for the
-# slow-path labels ts_slow grows.
+# "echo WORDS > inject" arms labels on every CPU: the next task writer that
+# reaches an armed label raises a hard irq_work there and waits until the
+# interrupt has written its nested events ("events=N": N per interrupt,
+# default 1). Each label of the core (enum rbn_label, 57) is tested in a
+# window of its own: WORDS are armed (again every second: an arming whose
+# interrupt came late is used up) until every online CPU hit the label,
+# then "off" (which waits for an interrupt still on its way); a label not
+# hit on every CPU within RBN_INJECT_TIMEOUT seconds (default 30) fails.
+# The task source is the only writer, so no other interrupt nests into the
+# writers.
 #
-# Each mode tests its labels one after the other in one recording, which
-# "rbtrace check" must pass; each label's window (the buffer's clock, the
-# stats' now_ts, before the arming and after the last hit) is its own.
+# The scenario of each label (words()):
+#   - most labels are on the path of every event, or of every event that
+#     moves to the next sub-buffer, and are armed alone;
+#   - slow_before .. f are only reached by a writer that was interrupted
+#     between A and C: armed with "a";
+#   - commit_recheck needs a writer nested in the outer writer's commit
+#     (armed with commit_end: that one publishes its own event),
+#     commit_again one left for the outer writer to publish (armed with
+#     commit_set);
+#   - a_page, commit_page, commit_next and commit_check: the interrupt
+#     writes more events than a sub-buffer holds ($cross), so that it moves
+#     the tail while the writer it interrupted has not committed: at a_page
+#     that writer then reserves on a full page and retries; with a_page
+#     armed too, the outer commit walks across the pages the first
+#     interrupt filled, and an interrupt at commit_page or commit_next
+#     moves the tail again while it walks; at commit_check it sends the
+#     commit round once more;
+#   - page_drop: producer/consumer, a full buffer (16 KiB, no reader);
+#     overwrite, a lapped commit: armed with "started" and an interrupt
+#     that writes more than the ring holds ($lap): the outer writer has
+#     not committed, the nested events go round the ring up to its commit
+#     page and are dropped (commit_overrun), and the outer writer's own
+#     event then finds the next page to be its commit page.
 #
-# Producer/consumer mode, with rbtrace record draining the buffer so that
-# the writers keep moving to new pages: every label but the three of
-# overwrite mode. Every nested event must reach the recording: the reader
-# keeps up, so nothing may be dropped (dropped + commit_overrun + overrun
-# must not grow while the label is tested), and the recorded events of the
-# inject source (src=8) in the label's window must be exactly the hits
-# (interrupts that wrote their event while the label waited) plus the late
-# interrupts (those that wrote it after the label gave up waiting) of that
-# window.
-# Overwrite mode, 16 KiB per CPU, no reader: page_full, page_head,
-# page_new_head and the other page labels; the nested events are usually
-# overwritten by the time the pages are read, so only the check of the
-# pages and the hits are required there.
+# Labels a mode cannot reach by construction: in producer/consumer mode
+# the head page is never pushed (a full buffer refuses the event instead):
+# page_full and the labels of rb_handle_head_page() (head_*, page_head,
+# page_new_head) are overwrite mode's only. Overwrite mode reaches every
+# label. Each mode must hit each label it can reach on every online CPU,
+# and every label must be hit on every CPU in some mode. No label is out
+# of a real interrupt's reach: each is passed by a task writer with
+# interrupts on, in the scenario above.
+#
+# Producer/consumer mode, 1 MiB per CPU, with rbtrace record draining the
+# buffer in one recording for all its labels, which "rbtrace check" must
+# pass: nothing may be lost while a label is tested (dropped +
+# commit_overrun + overrun do not grow), and the recorded events of the
+# inject source (src=8) in the label's window (the buffer's clock, from
+# before the arming to after the last hit) must be exactly N times the
+# interrupts of the window: those that wrote their events while the label
+# waited (hits) and those that came after it gave up waiting (late). Then
+# page_drop on a full 16 KiB buffer: dropped must grow by the outer event
+# and the nested ones at page_drop at least.
+# Overwrite mode, 16 KiB per CPU, no reader while armed: the pages are read
+# at the end and must pass rbtrace check; the nested events are usually
+# overwritten by then. commit_overrun must grow at page_drop (by the outer
+# event and the nested ones there at least) and nowhere else.
+# For the labels from a_tail to c the outer event must take the slow path
+# or the nested one a forced absolute stamp (ts_slow + ts_abs grow), for
+# the slow-path labels ts_slow must grow.
+#
+# Before the labels: a bad "events=N" is refused with EINVAL and arms
+# nothing. At the end, a table of the hits of each label's window per CPU
+# and mode.
 
 # shellcheck source-path=SCRIPTDIR
 . "$(dirname "$0")/ktap_helpers.sh"
 
 rbn_require rbtrace
 
-labels_pc="a_tail a_before a_after a_clock a b c d slow_before slow_clock slow_ts
-slow_set e f event page_tail page_end page_next commit commit_end"
-labels_ow="page_full page_head page_new_head page_tail page_end page_next"
-# shellcheck disable=SC2086 # word lists
-nr_pc=$(echo $labels_pc | wc -w)
+# enum rbn_label, in its order; the inject file must list the same
+labels_all="context nest start started a_page a_tail a_before a_after a_clock
+a b c d slow_before slow_clock slow_ts slow_set e f_write f event
+event_entries event_stamp reserved page_move page_drop page_full head_entries
+head_flagged head_overrun page_head page_new_head head_tail head_fixed
+head_done page_claim page_tail page_reset_write page_reset page_zero page_end
+pad pad_done page_next entries commit_read commit commit_page commit_next
+commit_write commit_check commit_set commit_end commit_recheck commit_again
+commit_done unnest"
+# the head page push: overwrite mode only
+labels_head="page_full head_entries head_flagged head_overrun page_head
+page_new_head head_tail head_fixed head_done"
+
+# labels_but LABEL...: labels_all without the LABELs
+labels_but()
+{
+	_lb_skip=" $* "
+	for _l in $labels_all; do
+		case $_lb_skip in
+		*" $_l "*) ;;
+		*) printf '%s ' "$_l" ;;
+		esac
+	done
+}
+
 # shellcheck disable=SC2086
-nr_ow=$(echo $labels_ow | wc -w)
-plan=$((nr_pc + nr_ow + 2))
+labels_pc=$(labels_but $labels_head page_drop)
+# shellcheck disable=SC2086
+nr_all=$(echo $labels_all | wc -w)
+# shellcheck disable=SC2086
+nr_pc=$(echo $labels_pc | wc -w)
+# events=N refused or taken, pc with a reader, page_drop on a full buffer,
+# overwrite, each load's unload, the union
+plan=$((1 + nr_pc + 1 + nr_all + 3 + 1))
 wait_max=${RBN_INJECT_TIMEOUT:-30}
-gen="gen_task_busy_us=100 gen_task_idle_us=900"
+ow_kb=${RBN_INJECT_OW_KB:-16}
+# A few events every millisecond on each CPU: a sub-buffer fills in tens
+# of milliseconds, and the recording stays small enough to check quickly.
+gen="gen_task_busy_us=5 gen_task_idle_us=995"
+# payload (struct rbn_sample) + header: the size of every event here
+ev_bytes=44
 t=$rbn_tmp
 
 ktap_print_header
 ktap_set_plan $plan
 
 online=$(rbn_online_cpus | tr '\n' ' ')
-# shellcheck disable=SC2086
+# shellcheck disable=SC2086 # a word list
 nr_online=$(echo $online | wc -w)
 ktap_print_msg "online CPUs: $online"
 
-# total_hits: hits of all labels
-total_hits()
+# Each window runs a handful of processes only: on a debug kernel under
+# emulation every fork and exec costs tens of milliseconds.
+
+# snap LABEL: one line, in one pass over inject and the stats: "NOW ABS
+# SLOW ZERO DROPPED COVERRUN OVERRUN HITS LATE EVENTS H...": the buffer's
+# clock now (the latest of the CPUs'); the sums over the CPUs of ts_abs,
+# ts_slow, ts_zero, dropped, commit_overrun and overrun; the hits of all
+# labels, the late interrupts, the events per interrupt; the hits of
+# LABEL on each online CPU
+snap()
 {
-	awk '{ for (i = 2; i <= NF; i++) if ($i ~ /^hits=/) n += substr($i, 6) }
-	     END { print n + 0 }' "$rbn_dir/inject"
+	awk -v l="$1" -v cpus="$online" '
+	FILENAME ~ /inject$/ {
+		if ($1 == "late") {
+			for (i = 2; i <= NF; i++) {
+				sub(/^[^=]*=/, "", $i)
+				late += $i
+			}
+		} else if ($1 == "events") {
+			ev = $2
+		} else {
+			for (i = 2; i <= NF; i++) {
+				if ($i ~ /^hits=/)
+					hits += substr($i, 6)
+				if (tolower($1) == l && $i ~ /^cpu[0-9]+=/) {
+					split($i, kv, "=")
+					lh[kv[1]] = kv[2]
+				}
+			}
+		}
+		next
+	}
+	$1 == "now_ts:" && $2 + 0 > now { now = $2 + 0 }
+	$1 == "ts_abs:" { abs += $2 }
+	$1 == "ts_slow:" { slow += $2 }
+	$1 == "ts_zero:" { zero += $2 }
+	$1 == "dropped:" { drop += $2 }
+	$1 == "commit_overrun:" { cover += $2 }
+	$1 == "overrun:" { over += $2 }
+	END {
+		printf "%.0f %.0f %.0f %.0f %.0f %.0f %.0f %.0f %.0f %d", now,
+		       abs, slow, zero, drop, cover, over, hits, late,
+		       ev == "" ? 1 : ev
+		n = split(cpus, c, " ")
+		for (i = 1; i <= n; i++)
+			printf " %d", lh["cpu" c[i]]
+		printf "\n"
+	}' "$rbn_dir/inject" "$rbn_dir"/per_cpu/cpu*/stats
 }
 
-# total_late: nested interrupts that came after the label gave up
-total_late()
-{
-	awk '$1 == "late" { for (i = 2; i <= NF; i++) { sub(/^[^=]*=/, "", $i); n += $i } }
-	     END { print n + 0 }' "$rbn_dir/inject"
-}
-
-# cpu_hits LABEL: "cpuN=H ..." of the online CPUs ("" without per-CPU
-# fields), in one pass
+# cpu_hits LABEL: the hits of LABEL on each online CPU, "N N ..."
 cpu_hits()
 {
 	awk -v l="$1" -v cpus="$online" 'tolower($1) == l {
 		n = split(cpus, c, " ")
-		for (i = 1; i <= n; i++)
+		for (i = 1; i <= n; i++) {
+			v = 0
 			for (j = 2; j <= NF; j++)
 				if (index($j, "cpu" c[i] "=") == 1)
-					printf " %s", $j
+					v = substr($j, length("cpu" c[i] "=") + 1)
+			printf "%s%d", (i > 1 ? " " : ""), v
+		}
 		exit
 	}' "$rbn_dir/inject"
 }
 
-# all_hit LABEL BASE_HITS BASE_CPU_HITS: every online CPU hit LABEL since
-# the base was taken
-all_hit()
+# hits_since BASE NOW: sets hs to the growth per CPU from BASE to NOW
+# ("N N ..." each), and hs_sum to its sum
+hits_since()
 {
-	if [ -n "$3" ]; then
-		cpu_hits "$1" | awk -v base="$3" '{
-			n = split(base, b, " ")
-			for (i = 1; i <= n; i++) {
-				split(b[i], kv, "=")
-				was[kv[1]] = kv[2]
-			}
-			for (i = 1; i <= NF; i++) {
-				split($i, kv, "=")
-				if (kv[2] + 0 <= was[kv[1]] + 0)
-					exit 1
-			}
-			exit NF == 0
-		}'
-		return
-	fi
-	_v=$(rbn_inject_field "$1" hits)
-	[ $((${_v:-0} - $2)) -ge "$nr_online" ]
+	hs=
+	hs_sum=0
+	_hs_base=$1
+	# shellcheck disable=SC2086 # a word list
+	set -- $2
+	for _b in $_hs_base; do
+		hs="$hs${hs:+ }$((${1:-0} - _b))"
+		hs_sum=$((hs_sum + ${1:-0} - _b))
+		[ $# -gt 0 ] && shift
+	done
 }
 
-# inject_wait LABEL WORDS: arm WORDS until every CPU hit LABEL; then off.
-# Sets hit_secs, hit_cpus and hit_delta.
+# all_hit DELTA: every online CPU has a hit in DELTA ("N N ...")
+all_hit()
+{
+	[ -n "$1" ] || return 1
+	for _v in $1; do
+		[ "$_v" -ge 1 ] || return 1
+	done
+	return 0
+}
+
+# uptime_s: sets up to the whole seconds since boot (no process)
+uptime_s()
+{
+	read -r up _up_x </proc/uptime
+	up=${up%.*}
+}
+
+# arm WORDS: one write of WORDS to inject by the shell itself (no process);
+# 0 on success, else 1 with the error in rbn_err
+arm()
+{
+	rbn_err=
+	echo "$1" >"$rbn_dir/inject" 2>"$t/arm.err" && return 0
+	read -r rbn_err <"$t/arm.err"
+	return 1
+}
+
+# inject_wait LABEL WORDS BASE: arm WORDS until every CPU hit LABEL (BASE:
+# its hits per CPU before), again every second; then off, which waits
+# for an interrupt still on its way. Sets _narm (armings) and _secs.
 inject_wait()
 {
-	_base=$(rbn_inject_field "$1" hits)
-	_base=${_base:-0}
-	_base_cpu=$(cpu_hits "$1")
-	_start=$(date +%s)
-	_armed=$_start
+	uptime_s
+	_start=$up
+	_armed=$up
+	_secs=0
 	_ret=1
 	_narm=1
-	if ! rbn_write inject "$2"; then
+	if ! arm "$2"; then
 		ktap_print_msg "echo '$2' > inject: $rbn_err"
 		return 1
 	fi
 	while :; do
-		if all_hit "$1" "$_base" "$_base_cpu"; then
+		cpu_hits "$1" >"$t/poll"
+		read -r _now <"$t/poll"
+		hits_since "$3" "$_now"
+		if all_hit "$hs"; then
 			_ret=0
 			break
 		fi
-		_now=$(date +%s)
-		[ $((_now - _start)) -ge "$wait_max" ] && break
-		if [ $((_now - _armed)) -ge 3 ]; then
-			rbn_write inject "$2"
-			_armed=$_now
+		uptime_s
+		[ $((up - _start)) -ge "$wait_max" ] && break
+		if [ $((up - _armed)) -ge 1 ]; then
+			arm "$2"
+			_armed=$up
 			_narm=$((_narm + 1))
 		fi
-		sleep 0.2
+		sleep 0.1
 	done
-	hit_secs=$(($(date +%s) - _start))
-	rbn_write inject off || ktap_print_msg "echo off > inject: $rbn_err"
-	hit_cpus=$(cpu_hits "$1")
-	_v=$(rbn_inject_field "$1" hits)
-	hit_delta=$((${_v:-0} - _base))
-	ktap_print_msg "$1: armed $_narm times ('$2'), +$hit_delta hits in ${hit_secs}s; per CPU now:${hit_cpus:- (no per-CPU counts)}"
+	arm off || ktap_print_msg "echo off > inject: $rbn_err"
+	uptime_s
+	_secs=$((up - _start))
 	return $_ret
 }
 
-# words LABEL: what to write to inject for LABEL
+# words MODE LABEL: what to write to inject for LABEL (see the top)
 words()
 {
-	case $1 in
-	slow_before | slow_clock | slow_ts | slow_set | e | f) echo "a $1" ;;
-	*) echo "$1" ;;
+	case $2 in
+	slow_before | slow_clock | slow_ts | slow_set | e | f_write | f)
+		echo "a $2" ;;
+	commit_recheck) echo "commit_end $2" ;;
+	commit_again) echo "commit_set $2" ;;
+	a_page | commit_check) echo "events=$cross $2" ;;
+	commit_page | commit_next) echo "events=$cross a_page $2" ;;
+	page_drop)
+		if [ "$1" = ow ]; then
+			echo "events=$lap started $2"
+		else
+			echo "$2"
+		fi
+		;;
+	*) echo "$2" ;;
 	esac
 }
 
-# stats_now: "NOW ABS SLOW ZERO LOST" of all CPUs in one pass: the
-# buffer's clock now (the latest of the CPUs'), the sums of ts_abs,
-# ts_slow, ts_zero and of dropped + commit_overrun + overrun
-stats_now()
+# inject_events: the events each interrupt of the last arming writes
+inject_events()
 {
-	awk '$1 == "now_ts:" && $2 + 0 > now { now = $2 + 0 }
-	     $1 == "ts_abs:" { abs += $2 }
-	     $1 == "ts_slow:" { slow += $2 }
-	     $1 == "ts_zero:" { zero += $2 }
-	     $1 == "dropped:" || $1 == "commit_overrun:" || $1 == "overrun:" {
-		lost += $2
-	     }
-	     END { printf "%.0f %.0f %.0f %.0f %.0f\n", now, abs, slow, zero, lost }' \
-		"$rbn_dir"/per_cpu/cpu*/stats
+	awk '$1 == "events" { print $2; f = 1 } END { if (!f) print 1 }' \
+		"$rbn_dir/inject"
 }
 
 # window MODE LABEL: one label, in the recording that runs for the whole
 # mode: arm it until every CPU hit it, then off and a moment for a late
-# interrupt. Appends "LABEL START END HITS LATE ABS SLOW ZERO LOST OK" to
-# $t/win.MODE (times of the buffer's clock; the counters' growth).
+# interrupt. Appends "LABEL START END HITS LATE EVENTS LHITS ABS SLOW ZERO
+# DROPPED COVERRUN OVERRUN OK" to $t/win.MODE (times of the buffer's clock;
+# interrupts at any label, late ones, events per interrupt, hits of LABEL;
+# the counters' growth) and "LABEL MODE N N ..." (the label's hits per
+# CPU) to $t/hits.
 window()
 {
 	_mode=$1
 	_l=$2
 	_ok=1
-	stats_now >"$t/stats0"
-	read -r _t0 _abs0 _slow0 _zero0 _drop0 <"$t/stats0"
-	_hits0=$(total_hits)
-	_late0=$(total_late)
-	inject_wait "$_l" "$(words "$_l")" || {
+	snap "$_l" >"$t/snap0"
+	read -r _t0 _abs0 _slow0 _zero0 _drop0 _cov0 _ovr0 _hits0 _late0 _ev0 _base <"$t/snap0"
+	words "$_mode" "$_l" >"$t/words"
+	read -r _w <"$t/words"
+	inject_wait "$_l" "$_w" "$_base" || _ok=0
+	snap "$_l" >"$t/snap1"
+	read -r _t1 _abs1 _slow1 _zero1 _drop1 _cov1 _ovr1 _hits1 _late1 _events _now <"$t/snap1"
+	hits_since "$_base" "$_now"
+	hit_cpus=$hs
+	ktap_print_msg "$_l: armed $_narm times ('$_w') in ${_secs}s; hits per CPU ($online): $hit_cpus"
+	[ $_ok = 1 ] ||
 		ktap_print_msg "$_l: not hit on every online CPU within ${wait_max}s"
-		_ok=0
-	}
-	# an interrupt of the last arming may still be on its way
-	sleep 0.3
-	_hits=$(($(total_hits) - _hits0))
-	_late=$(($(total_late) - _late0))
-	stats_now >"$t/stats1"
-	read -r _t1 _abs1 _slow1 _zero1 _drop1 <"$t/stats1"
-	echo "$_l $_t0 $_t1 $_hits $_late $((_abs1 - _abs0)) $((_slow1 - _slow0))" \
-		"$((_zero1 - _zero0)) $((_drop1 - _drop0)) $_ok" >>"$t/win.$_mode"
+	echo "$_l $_t0 $_t1 $((_hits1 - _hits0)) $((_late1 - _late0)) $_events" \
+		"$hs_sum $((_abs1 - _abs0)) $((_slow1 - _slow0))" \
+		"$((_zero1 - _zero0)) $((_drop1 - _drop0)) $((_cov1 - _cov0))" \
+		"$((_ovr1 - _ovr0)) $_ok" >>"$t/win.$_mode"
+	echo "$_l $_mode $hit_cpus" >>"$t/hits"
+}
+
+# check_labels: the inject file lists the labels of labels_all, in order
+check_labels()
+{
+	_have=$(awk '$2 ~ /^armed=/ { printf "%s ", tolower($1) }' "$rbn_dir/inject")
+	# shellcheck disable=SC2086 # a word list
+	_want=$(printf '%s ' $labels_all)
+	[ "$_have" = "$_want" ] && return 0
+	ktap_print_msg "the inject file lists: $_have"
+	ktap_print_msg "the test knows:        $_want"
+	labels_ok=0
+}
+
+# nested_times MODE REC: the times of the nested events (src=8) of REC,
+# in ns ("S.NNNNNNNNN:", no leading zero for busybox awk's sake)
+nested_times()
+{
+	"$RBTRACE" report "$2" 2>/dev/null | grep ' src=8 ' | awk '{
+		for (i = 1; i <= NF; i++)
+			if ($i ~ /^[0-9]+\.[0-9]+:$/) {
+				sub(/:$/, "", $i)
+				split($i, p, ".")
+				sub(/^0+/, "", p[2])
+				printf "%d%09d\n", p[1], p[2] + 0
+				break
+			}
+	}' >"$t/nested.$1"
 }
 
 # run_mode MODE LABELS...: every label in one recording, then a result
-# per label. Producer/consumer: rbtrace record runs all the time;
-# overwrite: the pages are read at the end.
+# per label. pc: rbtrace record runs all the time; pcfull and ow: the
+# pages are read at the end.
 run_mode()
 {
 	_mode=$1
 	shift
 	_rec=$t/rec.$_mode
 	: >"$t/win.$_mode"
+	check_labels
 	rbn_set tracing_on 1
 	[ "$_mode" = pc ] && rbn_record_start "$_rec"
 	rbn_set sources task || ktap_print_msg "$rbn_err"
+	# The sub-buffer's events and one more: a nested writer that writes
+	# $cross crosses a page; $lap laps the overwrite ring (its sub-buffers
+	# and two more).
+	_data=$(($(rbn_subbuf_size) - 16))
+	_kb=$(rbn_get buffer_size_kb)
+	cross=$((_data / ev_bytes + 8))
+	lap=$(((((_kb * 1024 + _data - 1) / _data) + 2) * (_data / ev_bytes + 1)))
+	ktap_print_msg "$_mode: buffer_size_kb $_kb, $_data bytes per sub-buffer: events=$cross crosses one, events=$lap laps the ring"
 	for _l in "$@"; do
 		window "$_mode" "$_l"
 	done
 	rbn_quiesce
-	if [ "$_mode" = ow ]; then
-		rbn_record "$_rec" >"$t/rec.out"
-	else
+	if [ "$_mode" = pc ]; then
 		rbn_record_stop >"$t/rec.out"
+	else
+		rbn_record "$_rec" >"$t/rec.out"
 	fi
 	_rc=$?
 	_cok=1
@@ -233,39 +403,65 @@ run_mode()
 		cat "$t/check.out"
 		_cok=0
 	fi
-	# The nested events (src=8) of the recording, by window: their times,
-	# in ns ("S.NNNNNNNNN:", no leading zero for busybox awk's sake).
-	"$RBTRACE" report "$_rec" 2>/dev/null | awk '/ src=8 / {
-			for (i = 1; i <= NF; i++)
-				if ($i ~ /^[0-9]+\.[0-9]+:$/) {
-					sub(/:$/, "", $i)
-					split($i, p, ".")
-					sub(/^0+/, "", p[2])
-					printf "%d%09d\n", p[1], p[2] + 0
-					break
-				}
-		}' >"$t/nested.$_mode"
+	nested_times "$_mode" "$_rec"
 	ktap_print_msg "$_mode: $(wc -l <"$t/nested.$_mode") nested (src=8) events recorded in all"
-	while read -r _l _t0 _t1 _hits _late _dabs _dslow _dzero _ddrop _ok; do
+	# each window's line and the nested events recorded in it
+	awk -v nested="$t/nested.$_mode" 'FILENAME == nested { t[++n] = $1; next }
+		{
+			c = 0
+			for (i = 1; i <= n; i++)
+				if (t[i] >= $2 && t[i] <= $3)
+					c++
+			print $0, c
+		}' "$t/nested.$_mode" "$t/win.$_mode" >"$t/win.$_mode.nested"
+	while read -r _l _t0 _t1 _hits _late _events _lhits _dabs _dslow _dzero _ddrop _dcov _dovr _ok _nested; do
 		[ $_cok = 1 ] || _ok=0
-		_nested=$(awk -v a="$_t0" -v b="$_t1" '$1 >= a && $1 <= b { n++ } END { print n + 0 }' "$t/nested.$_mode")
-		ktap_print_msg "$_l: ts_abs +$_dabs, ts_slow +$_dslow, ts_zero +$_dzero; $_nested nested (src=8) events recorded in its window of $_hits hits + $_late late = $((_hits + _late)); lost (dropped, commit_overrun, overrun) +$_ddrop"
-		# Producer/consumer with a reader: nothing may be lost, and
-		# every injected event reaches the pages, none more.
-		# Overwrite mode keeps only the last 16 KiB: the nested events
-		# are usually overwritten; the pages written after them must
-		# be right.
-		if [ "$_mode" = pc ]; then
-			if [ "$_ddrop" -ne 0 ]; then
-				ktap_print_msg "$_l: $_ddrop events lost with a reader running (want 0)"
+		_want=$(((_hits + _late) * _events))
+		_msg="$_l: $_hits interrupts ($_lhits at $_l) + $_late late, $_events events each"
+		_msg="$_msg; ts_abs +$_dabs, ts_slow +$_dslow, ts_zero +$_dzero; dropped +$_ddrop, commit_overrun +$_dcov, overrun +$_dovr"
+		[ "$_mode" = pc ] &&
+			_msg="$_msg; $_nested nested (src=8) events recorded in its window, want $_want"
+		ktap_print_msg "$_msg"
+		case $_mode in
+		pc)
+			# A reader keeps up: nothing may be lost, and every
+			# injected event reaches the pages, none more.
+			if [ $((_ddrop + _dcov + _dovr)) -ne 0 ]; then
+				ktap_print_msg "$_l: events lost with a reader running (want none)"
 				_ok=0
 			fi
-			if [ "$_nested" -ne $((_hits + _late)) ]; then
-				ktap_print_msg "$_l: $_nested nested events recorded, want hits + late = $((_hits + _late))"
+			if [ "$_nested" -ne "$_want" ]; then
+				ktap_print_msg "$_l: $_nested nested events recorded, want $_want"
 				_ok=0
 			fi
 			[ "$_nested" -gt 0 ] || _ok=0
-		fi
+			_what="every nested event recorded, none lost"
+			;;
+		pcfull)
+			# The buffer is full: the outer event and every event
+			# of the interrupt at page_drop are refused.
+			_min=$((_lhits * (_events + 1)))
+			if [ "$_ddrop" -lt "$_min" ]; then
+				ktap_print_msg "$_l: dropped +$_ddrop, want at least $_min"
+				_ok=0
+			fi
+			_what="outer and nested events dropped"
+			;;
+		ow)
+			# Only a lapped commit overruns it; at page_drop the
+			# ring is still lapped: the outer event and every
+			# event of the interrupt there go.
+			_min=$((_lhits * (_events + 1)))
+			if [ "$_l" = page_drop ] && [ "$_dcov" -lt "$_min" ]; then
+				ktap_print_msg "$_l: commit_overrun +$_dcov, want at least $_min"
+				_ok=0
+			elif [ "$_l" != page_drop ] && [ "$_dcov" -ne 0 ]; then
+				ktap_print_msg "$_l: commit_overrun +$_dcov, want 0"
+				_ok=0
+			fi
+			_what="commit overruns only at page_drop"
+			;;
+		esac
 		case $_l in
 		a_tail | a_before | a_after | a_clock | a | b | c)
 			if [ $((_dabs + _dslow)) -eq 0 ]; then
@@ -273,60 +469,120 @@ run_mode()
 				_ok=0
 			fi
 			;;
-		slow_before | slow_clock | slow_ts | slow_set | e | f)
+		slow_before | slow_clock | slow_ts | slow_set | e | f_write | f)
 			if [ "$_dslow" -eq 0 ]; then
 				ktap_print_msg "$_l: ts_slow did not grow"
 				_ok=0
 			fi
 			;;
 		esac
-		if [ "$_mode" = pc ]; then
-			ktap_test_result "$_ok" "$_mode: inject $_l: hit on every CPU, every nested event recorded, none lost, rbtrace check passes"
-		else
-			ktap_test_result "$_ok" "$_mode: inject $_l: hit on every CPU, rbtrace check passes"
-		fi
-	done <"$t/win.$_mode"
+		ktap_test_result "$_ok" "$_mode: inject $_l: hit on every CPU, $_what, rbtrace check passes"
+	done <"$t/win.$_mode.nested"
+	snap - >"$t/snap"
+	read -r _x _x _x _x _x _x _x _x _late _x <"$t/snap"
+	ktap_print_msg "late interrupts: $_late"
 	rm -rf "$_rec"
 }
 
-# ---- producer/consumer -----------------------------------------------------
-
-# shellcheck disable=SC2086 # gen is a list of parameters
-if rbn_load sources= $gen; then
-	ktap_print_msg "producer/consumer, buffer_size_kb $(rbn_get buffer_size_kb), reader running"
-	# shellcheck disable=SC2086 # a word list
-	run_mode pc $labels_pc
-	ktap_print_msg "late interrupts: $(total_late)"
-	ok=0
-	rbn_unload && ok=1
-	[ $ok = 1 ] || ktap_print_msg "$rbn_err"
-	ktap_test_result $ok "unload (producer/consumer)"
-else
-	ktap_print_msg "$rbn_err"
-	for l in $labels_pc; do
-		ktap_test_fail "pc: inject $l (module not loaded)"
+# check_knob: events=N out of range, not a number, or without a label is
+# refused with EINVAL and arms nothing; events=3 shows in the file. Runs
+# while no writer runs.
+check_knob()
+{
+	_ck_ok=1
+	for _ck_w in "events=0 a" "events=4097 a" "events=x a" "events=3"; do
+		if rbn_write inject "$_ck_w"; then
+			ktap_print_msg "echo '$_ck_w' > inject: accepted, want EINVAL"
+			_ck_ok=0
+		elif [ "$rbn_err" != "Invalid argument" ]; then
+			ktap_print_msg "echo '$_ck_w' > inject: $rbn_err, want EINVAL"
+			_ck_ok=0
+		fi
 	done
-	ktap_test_fail "unload (producer/consumer)"
-fi
+	_ck_armed=$(awk '{ for (i = 2; i <= NF; i++) if ($i ~ /^armed=/) n += substr($i, 7) }
+			 END { print n + 0 }' "$rbn_dir/inject")
+	rbn_write inject "events=3 a" || _ck_ok=0
+	_ck_ev=$(inject_events)
+	rbn_write inject off || _ck_ok=0
+	ktap_print_msg "armed after the refused writes: $_ck_armed (want 0); events after 'events=3 a': $_ck_ev (want 3)"
+	[ "$_ck_armed" -eq 0 ] && [ "$_ck_ev" = 3 ] || _ck_ok=0
+	ktap_test_result $_ck_ok "inject: a bad events=N is refused (EINVAL), events=3 is taken"
+}
 
-# ---- overwrite -------------------------------------------------------------
+# load_mode MODE DESC PARAMS...: load, run the labels of MODE, unload; the
+# labels fail when the module does not load
+load_mode()
+{
+	_lm_mode=$1
+	_lm_desc=$2
+	shift 2
+	case $_lm_mode in
+	pc) _lm_labels=$labels_pc ;;
+	pcfull) _lm_labels=page_drop ;;
+	*) _lm_labels=$labels_all ;;
+	esac
+	# shellcheck disable=SC2086 # gen is a list of parameters
+	if rbn_load "$@" sources= $gen; then
+		ktap_print_msg "$_lm_desc"
+		[ "$_lm_mode" = pc ] && check_knob
+		# shellcheck disable=SC2086 # a word list
+		run_mode "$_lm_mode" $_lm_labels
+		_lm_ok=0
+		rbn_unload && _lm_ok=1
+		[ $_lm_ok = 1 ] || ktap_print_msg "$rbn_err"
+		ktap_test_result $_lm_ok "unload ($_lm_mode)"
+	else
+		ktap_print_msg "$rbn_err"
+		[ "$_lm_mode" = pc ] &&
+			ktap_test_fail "inject: a bad events=N is refused (EINVAL), events=3 is taken (module not loaded)"
+		for _l in $_lm_labels; do
+			ktap_test_fail "$_lm_mode: inject $_l (module not loaded)"
+		done
+		ktap_test_fail "unload ($_lm_mode)"
+	fi
+}
 
-# shellcheck disable=SC2086
-if rbn_load overwrite=1 buffer_size_kb="${RBN_INJECT_OW_KB:-16}" sources= $gen; then
-	ktap_print_msg "overwrite, buffer_size_kb $(rbn_get buffer_size_kb), no reader while armed"
-	# shellcheck disable=SC2086 # a word list
-	run_mode ow $labels_ow
-	ktap_print_msg "late interrupts: $(total_late)"
-	ok=0
-	rbn_unload && ok=1
-	[ $ok = 1 ] || ktap_print_msg "$rbn_err"
-	ktap_test_result $ok "unload (overwrite)"
-else
-	ktap_print_msg "$rbn_err"
-	for l in $labels_ow; do
-		ktap_test_fail "ow: inject $l (module not loaded)"
+labels_ok=1
+: >"$t/hits"
+
+desc="producer/consumer, 1 MiB per CPU, reader running: every label but"
+desc="$desc page_drop and those of the head page push (page_full, head_*,"
+load_mode pc "$desc page_head, page_new_head)"
+load_mode pcfull "producer/consumer, 16 KiB per CPU, no reader: page_drop on a full buffer" \
+	buffer_size_kb=16
+load_mode ow "overwrite, $ow_kb KiB per CPU, no reader while armed: every label" \
+	overwrite=1 buffer_size_kb="$ow_kb"
+
+# ---- every label on every CPU, in some mode --------------------------------
+
+ktap_print_msg "hits of each label's window per CPU ($online), by mode" \
+	"(pc: producer/consumer, its page_drop on a full buffer; ow: overwrite;" \
+	"-: not reachable in the mode):"
+ok=$labels_ok
+ktap_print_msg "$(printf '%-17s %-12s %-12s' label pc ow)"
+min=
+for l in $labels_all; do
+	pc=$(awk -v l="$l" '$1 == l && ($2 == "pc" || $2 == "pcfull") {
+		$1 = $2 = ""; sub(/^ +/, ""); print }' "$t/hits")
+	ow=$(awk -v l="$l" '$1 == l && $2 == "ow" { $1 = $2 = ""; sub(/^ +/, ""); print }' "$t/hits")
+	# the most hits of each CPU over the modes: every one must be >= 1
+	best=$(echo "${pc:-} | ${ow:-}" | awk -F'|' -v ncpu="$nr_online" '{
+		split($1, a, " "); split($2, b, " ")
+		for (i = 1; i <= ncpu; i++)
+			printf "%s%d", (i > 1 ? " " : ""), (a[i] + 0 > b[i] + 0 ? a[i] : b[i]) + 0
+	}')
+	if ! all_hit "$best"; then
+		ktap_print_msg "$l: not hit on every CPU in any mode ($best)"
+		ok=0
+	fi
+	for v in ${pc:-} ${ow:-}; do
+		if [ -z "$min" ] || [ "$v" -lt "$min" ]; then
+			min=$v
+		fi
 	done
-	ktap_test_fail "unload (overwrite)"
-fi
+	ktap_print_msg "$(printf '%-17s %-12s %-12s' "$l" "${pc:--}" "${ow:--}")"
+done
+ktap_print_msg "fewest hits of a label's window on a CPU in a mode that reaches it: ${min:-none}"
+ktap_test_result $ok "each of the $nr_all labels hit by a real interrupt on every CPU (pc: $nr_pc + page_drop, ow: $nr_all)"
 
 ktap_finished
