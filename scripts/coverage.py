@@ -4,10 +4,13 @@
 # coverage.py - coverage of rb_core.c by the userspace tests, as KTAP.
 #
 # Run after the test programs of the coverage build (build/cov) have run;
-# they leave the .gcda counters next to the objects. Reports the line and
-# branch coverage of rb_core.c and fails if any branch of a write-path
-# function was never taken. The write-path functions are named in
-# rb_core.c by one or more comment lines of the form
+# they leave the .gcda counters next to the objects. Shows the line and
+# branch coverage of rb_core.c as a whole, and has two test cases on its
+# write path (reserve and commit): every line of code of a write-path
+# function ran (write_path_lines_executed), and every branch of one was
+# taken (write_path_branches_taken); each not-ok names the lines. The
+# write-path functions are named in rb_core.c by one or more comment
+# lines of the form
 #
 #	/* rbn-write-path: fn1 fn2 ... */
 #
@@ -16,7 +19,10 @@
 # Branches on a line that uses RBN_WARN_ON() are not required to be taken
 # both ways (the warning fires only when the core is broken), nor are
 # those on a line carrying the comment "rbn-cov-ignore"; both are counted
-# and shown.
+# and shown. When such a line holds the condition of an "if", the
+# statement or block the condition guards need not run either (the lines
+# after a warning, or after a race the tests cannot force); those lines
+# are counted and shown too.
 #
 # Usage: coverage.py [--build DIR] [--source FILE]
 
@@ -121,6 +127,83 @@ def function_ranges(src_lines):
     return ranges
 
 
+def code_only(src_lines):
+    """The source as one string with comments and literals blanked out.
+
+    Every character of a comment, string or character literal becomes a
+    blank (newlines stay), so that offsets and line numbers are those of
+    the source and parentheses and braces can be matched.
+    """
+    text = '\n'.join(src_lines) + '\n'
+    out = list(text)
+    i, n = 0, len(text)
+    while i < n:
+        if text.startswith('/*', i):
+            j = text.find('*/', i + 2)
+            j = n if j < 0 else j + 2
+        elif text.startswith('//', i):
+            j = text.find('\n', i)
+            j = n if j < 0 else j
+        elif text[i] in '"\'':
+            j = i + 1
+            while j < n and text[j] != text[i] and text[j] != '\n':
+                j += 2 if text[j] == '\\' else 1
+            j += 1
+        else:
+            i += 1
+            continue
+        for k in range(i, min(j, n)):
+            if out[k] != '\n':
+                out[k] = ' '
+        i = j
+    return ''.join(out)
+
+
+def guarded_lines(code, nr):
+    """Lines of the statement that the "if" on line @nr guards.
+
+    @code is the output of code_only(). Returns the set of line numbers
+    from the one after the condition to the end of the guarded statement
+    (its block's closing brace, or the ";" of a single statement); empty
+    if line @nr holds no "if (".
+    """
+    starts = [0]
+    for m in re.finditer('\n', code):
+        starts.append(m.end())
+    if nr > len(starts) - 1:
+        return set()
+    begin, end = starts[nr - 1], starts[nr]
+    m = re.search(r'\bif\s*\(', code[begin:end])
+    if m is None:
+        return set()
+    i = begin + m.end()
+    depth = 1
+    while i < len(code) and depth:
+        depth += {'(': 1, ')': -1}.get(code[i], 0)
+        i += 1
+    cond_end = i
+    while i < len(code) and code[i].isspace():
+        i += 1
+    if i < len(code) and code[i] == '{':
+        depth = 0
+        while i < len(code):
+            depth += {'{': 1, '}': -1}.get(code[i], 0)
+            i += 1
+            if not depth:
+                break
+    else:
+        depth = 0
+        while i < len(code):
+            depth += {'(': 1, ')': -1, '{': 1, '}': -1}.get(code[i], 0)
+            i += 1
+            if not depth and code[i - 1] == ';':
+                break
+    first = code.count('\n', 0, cond_end) + 1
+    last = code.count('\n', 0, i - 1) + 1
+    # the line the condition ends on runs (the test), the rest need not
+    return set(range(first + 1, last + 1))
+
+
 def main():
     ap = argparse.ArgumentParser(description='coverage of rb_core.c as KTAP')
     ap.add_argument('--build', default='build/cov',
@@ -128,22 +211,21 @@ def main():
     ap.add_argument('--source', default='rb_core.c')
     args = ap.parse_args()
 
-    ktap = Ktap(2)
+    cases = ['write_path_lines_executed', 'write_path_branches_taken']
+    ktap = Ktap(len(cases))
     objdir = os.path.join(args.build, 'obj')
     gcda = os.path.join(objdir,
                         os.path.splitext(os.path.basename(args.source))[0]
                         + '.gcda')
     if not os.path.exists(gcda):
-        ktap.diag('%s missing: did the coverage tests run?' % gcda)
-        ktap.result(False, 'coverage_report')
-        ktap.skip_rest(['write_path_branches_taken'], 'no coverage data')
+        ktap.skip_rest(cases, '%s missing: did the coverage tests run?'
+                       % gcda)
         return 1
     try:
         rec = run_gcov(objdir, args.source)
     except (RuntimeError, OSError, ValueError) as e:
         ktap.diag(str(e))
-        ktap.result(False, 'coverage_report')
-        ktap.skip_rest(['write_path_branches_taken'], 'no coverage data')
+        ktap.skip_rest(cases, 'no coverage data')
         return 1
 
     with open(args.source, encoding='utf-8', errors='replace') as f:
@@ -172,18 +254,17 @@ def main():
             f.write(summary + '\n')
     except OSError:
         pass
-    ktap.result(True, 'coverage_report')
 
-    # The write path: every branch taken.
+    # The write path: its functions and the lines of each.
     names = []
     for line in src:
         m = MARKER.search(line)
         if m:
             names += m.group(1).split()
     if not names:
-        ktap.diag('%s has no "/* rbn-write-path: fn1 fn2 ... */" comment '
-                  'line naming the write-path functions' % args.source)
-        ktap.result(False, 'write_path_branches_taken')
+        ktap.skip_rest(cases, '%s has no "/* rbn-write-path: fn1 fn2 ... */"'
+                       ' comment line naming the write-path functions'
+                       % args.source)
         return 1
 
     ranges = function_ranges(src)
@@ -199,48 +280,93 @@ def main():
 
     by_line = {}
     for ln in lines:
-        by_line.setdefault(ln['line_number'], []).extend(ln['branches'])
+        by_line.setdefault(ln['line_number'], []).append(ln)
 
-    checked = 0
-    excluded = 0
-    untaken = []
-    per_fn = {n: [0, 0] for n in names}
-    for nr in sorted(by_line):
-        fn = owner.get(nr)
-        branches = by_line[nr]
-        if fn is None or not branches:
-            continue
-        text = src[nr - 1] if nr <= len(src) else ''
-        if IGNORE.search(text):
-            excluded += len(branches)
-            continue
-        checked += len(branches)
-        per_fn[fn][1] += len(branches)
-        for i, b in enumerate(branches):
-            if b['count'] > 0:
-                per_fn[fn][0] += 1
-            else:
-                untaken.append((nr, fn, i, len(branches), text.strip()))
+    def text_of(nr):
+        return src[nr - 1] if nr <= len(src) else ''
+
+    # Lines excused from running: those an "if" on an excused line guards.
+    code = code_only(src)
+    guarded = {}
+    for nr in sorted(owner):
+        if IGNORE.search(text_of(nr)):
+            for g in guarded_lines(code, nr):
+                guarded.setdefault(g, nr)
 
     ktap.diag('write path: %s' % ' '.join(names))
-    for n in names:
-        if n in ranges:
-            hit, tot = per_fn[n]
-            ktap.diag('  %-28s lines %d-%d, branches %d/%d'
-                      % (n + '()', ranges[n][0], ranges[n][1], hit, tot))
-    ktap.diag('%d branches checked, %d on RBN_WARN_ON/rbn-cov-ignore lines '
-              'excluded' % (checked, excluded))
     for n in unknown:
         ktap.diag('write-path function %s() not found in %s'
                   % (n, args.source))
+
+    # Lines of code (those gcov counts) that never ran, and branches never
+    # taken, per function.
+    lines_checked = 0
+    excused = []
+    unrun = []
+    br_checked = 0
+    br_excluded = 0
+    untaken = []
+    per_fn = {n: [0, 0, 0, 0] for n in names}
+    for nr in sorted(by_line):
+        fn = owner.get(nr)
+        if fn is None:
+            continue
+        text = text_of(nr)
+        count = sum(ln['count'] for ln in by_line[nr])
+        if nr in guarded:
+            excused.append((nr, fn, count, guarded[nr]))
+        else:
+            lines_checked += 1
+            per_fn[fn][1] += 1
+            if count > 0:
+                per_fn[fn][0] += 1
+            else:
+                unrun.append((nr, fn, text.strip()))
+        branches = [b for ln in by_line[nr] for b in ln['branches']]
+        if IGNORE.search(text):
+            br_excluded += len(branches)
+            continue
+        br_checked += len(branches)
+        per_fn[fn][3] += len(branches)
+        for i, b in enumerate(branches):
+            if b['count'] > 0:
+                per_fn[fn][2] += 1
+            else:
+                untaken.append((nr, fn, i, len(branches), text.strip()))
+
+    for n in names:
+        if n in ranges:
+            lhit, ltot, bhit, btot = per_fn[n]
+            ktap.diag('  %-28s lines %d-%d: lines run %d/%d, branches %d/%d'
+                      % (n + '()', ranges[n][0], ranges[n][1], lhit, ltot,
+                         bhit, btot))
+
+    # ---- every line of code ran ----
+    ktap.diag('%d lines of code checked; %d guarded by a condition on an '
+              'RBN_WARN_ON/rbn-cov-ignore line excused (%d of them ran)'
+              % (lines_checked, len(excused),
+                 sum(1 for e in excused if e[2])))
+    for nr, fn, count, by in excused:
+        ktap.diag('excused: %s:%d %s() (guarded by line %d), ran %d times: %s'
+                  % (args.source, nr, fn, by, count, text_of(nr).strip()))
+    for nr, fn, text in unrun:
+        ktap.diag('not run: %s:%d %s(): %s' % (args.source, nr, fn, text))
+    ok_lines = not unrun and not unknown and lines_checked > 0
+    if lines_checked == 0 and not unknown:
+        ktap.diag('no line of code found in the write-path functions')
+    ktap.result(ok_lines, 'write_path_lines_executed')
+
+    # ---- every branch taken ----
+    ktap.diag('%d branches checked, %d on RBN_WARN_ON/rbn-cov-ignore lines '
+              'excluded' % (br_checked, br_excluded))
     for nr, fn, i, tot, text in untaken:
         ktap.diag('untaken: %s:%d %s() branch %d of %d: %s'
                   % (args.source, nr, fn, i + 1, tot, text))
-    ok = not untaken and not unknown and checked > 0
-    if checked == 0 and not unknown:
+    ok = not untaken and not unknown and br_checked > 0
+    if br_checked == 0 and not unknown:
         ktap.diag('no branch found in the write-path functions')
     ktap.result(ok, 'write_path_branches_taken')
-    return 0 if ok else 1
+    return 0 if ok and ok_lines else 1
 
 
 if __name__ == '__main__':
