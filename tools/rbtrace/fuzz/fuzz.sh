@@ -24,12 +24,15 @@
 # the userspace core (nested writers, a clock across 2^59, overwrite mode
 # with lost events); fuzz_page gets their pages (one, two in a row, and a
 # page of each CPU) and fuzz_format their header_page and format texts.
-# Every target is two test cases: its regression corpus, which fails if
-# an input crashes, and the fuzzing, which fails on a crash, a sanitizer
-# report, a leak, a slow input (-timeout) or a fuzzer that does not run.
-# Each prints the number of inputs it ran. A crash input found by the
-# fuzzing is named on the "not ok" line: once fixed, it joins the
-# regression corpus (see the README).
+# The first test case is the seed inputs: it fails if RBGEN fails or
+# leaves a recording without the files the seeds are cut from, or if a
+# target gets no seed at all. Then every target is two test cases: its
+# regression corpus, which fails if an input crashes, and the fuzzing,
+# which fails on a crash, a sanitizer report, a leak, a slow input
+# (-timeout) or a fuzzer that does not run, and fails unrun without a
+# seed input. Each prints the number of inputs it ran. A crash input
+# found by the fuzzing is named on the "not ok" line: once fixed, it
+# joins the regression corpus (see the README).
 
 set -uo pipefail
 
@@ -65,7 +68,8 @@ if [ -n "$runs" ] || [ ${#target_runs[@]} -gt 0 ]; then
 	determ=1
 fi
 shift $((OPTIND - 1))
-rbgen=${1:-}
+[ $# -ge 1 ] || usage
+rbgen=$1
 shift
 fuzzers=("$@")
 
@@ -78,25 +82,63 @@ fi
 mkdir -p "$out/artifacts" "$out/corpus"
 
 echo "KTAP version 1"
-echo "1..$((2 * ${#fuzzers[@]}))"
+echo "1..$((1 + 2 * ${#fuzzers[@]}))"
+
+nr=0
+nr_fail=0
+
+# result ok|fail DESCRIPTION...
+result() {
+	nr=$((nr + 1))
+	if [ "$1" = ok ]; then
+		echo "ok $nr ${*:2}"
+	else
+		nr_fail=$((nr_fail + 1))
+		echo "not ok $nr ${*:2}"
+	fi
+}
 
 # ---- seeds ----------------------------------------------------------------
 
 page=4096
 seeds=$tmp/seeds
 mkdir -p "$seeds/fuzz_page" "$seeds/fuzz_format"
-gen_ok=1
-for mode in nest nest59 overwrite; do
+seed_errs=()
+modes=(nest nest59 overwrite)
+for mode in "${modes[@]}"; do
 	rec=$tmp/rec-$mode
-	if ! "$rbgen" "$mode" "$rec" >"$tmp/gen.log" 2>&1; then
-		echo "# rbgen $mode failed:"
-		sed 's/^/# /' "$tmp/gen.log"
-		gen_ok=0
+	"$rbgen" "$mode" "$rec" >"$tmp/gen.log" 2>&1 </dev/null
+	rc=$?
+	if [ $rc -ne 0 ]; then
+		echo "# seed inputs: '$rbgen $mode DIR' failed with exit status $rc:"
+		sed 's/^/#   /' "$tmp/gen.log"
+		seed_errs+=("rbgen $mode: exit status $rc")
+		continue
+	fi
+	# what the seeds are cut from: whole pages of both CPUs, the texts
+	bad=
+	for cpu in 0 1; do
+		raw=$rec/cpu$cpu.raw
+		if [ ! -f "$raw" ]; then
+			bad+=" no cpu$cpu.raw;"
+			continue
+		fi
+		size=$(stat -c %s "$raw")
+		if [ "$size" -lt $((2 * page)) ] || [ $((size % page)) -ne 0 ]; then
+			bad+=" cpu$cpu.raw has $size bytes, not two or more pages of $page;"
+		fi
+	done
+	for f in header_page events/rbnest/sample/format; do
+		[ -s "$rec/$f" ] || bad+=" $f: missing or empty;"
+	done
+	if [ -n "$bad" ]; then
+		echo "# seed inputs: rbgen $mode exited 0 but its recording is" \
+			"unusable:${bad%;}"
+		seed_errs+=("rbgen $mode: unusable recording")
 		continue
 	fi
 	for cpu in 0 1; do
 		raw=$rec/cpu$cpu.raw
-		[ -f "$raw" ] || continue
 		n=$(($(stat -c %s "$raw") / page))
 		# single pages spread over the file, then pairs in a row
 		for p in $(seq 0 $(((n + 7) / 8)) $((n - 1))); do
@@ -104,24 +146,39 @@ for mode in nest nest59 overwrite; do
 				bs=$page skip="$p" count=1 status=none
 		done
 		for p in 0 $((n / 2)) $((n - 2)); do
-			[ "$p" -ge 0 ] || continue
 			dd if="$raw" of="$seeds/fuzz_page/$mode-$cpu-$p+2" \
 				bs=$page skip="$p" count=2 status=none
 		done
 	done
 	# the first page of each CPU, shared between two CPUs (trailing 0x01)
-	if [ -f "$rec/cpu1.raw" ]; then
-		{
-			dd if="$rec/cpu0.raw" bs=$page count=1 status=none
-			dd if="$rec/cpu1.raw" bs=$page count=1 status=none
-			printf '\001'
-		} >"$seeds/fuzz_page/$mode-2cpu"
-	fi
+	{
+		dd if="$rec/cpu0.raw" bs=$page count=1 status=none
+		dd if="$rec/cpu1.raw" bs=$page count=1 status=none
+		printf '\001'
+	} >"$seeds/fuzz_page/$mode-2cpu"
 	fmt=$rec/events/rbnest/sample/format
 	{ cat "$rec/header_page"; printf '\0'; cat "$fmt"; } \
 		>"$seeds/fuzz_format/$mode-both"
 	cp "$fmt" "$seeds/fuzz_format/$mode-format"
 done
+counts=
+for fz in "${fuzzers[@]}"; do
+	name=$(basename "$fz")
+	k=$(find "$seeds/$name" -type f -size +0 2>/dev/null | wc -l)
+	counts+=", $k $name"
+	if [ "$k" -eq 0 ]; then
+		echo "# seed inputs: none for $name"
+		seed_errs+=("no seed input for $name")
+	fi
+done
+if [ ${#seed_errs[@]} -eq 0 ]; then
+	result ok "seed inputs from rbgen ${modes[*]}: ${counts#, }"
+else
+	msg=$(printf '; %s' "${seed_errs[@]}")
+	echo "# the seed inputs could not be made from $rbgen: the fuzzing" \
+		"below would not start from the recordings of the core"
+	result fail "seed inputs # ${msg#; }"
+fi
 
 # ---- fuzzing --------------------------------------------------------------
 
@@ -140,20 +197,6 @@ leak_opt() {
 	fuzz_format) echo -detect_leaks=0 ;;
 	*) echo -detect_leaks=1 ;;
 	esac
-}
-
-nr=0
-nr_fail=0
-
-# result ok|fail DESCRIPTION...
-result() {
-	nr=$((nr + 1))
-	if [ "$1" = ok ]; then
-		echo "ok $nr ${*:2}"
-	else
-		nr_fail=$((nr_fail + 1))
-		echo "not ok $nr ${*:2}"
-	fi
 }
 
 fuzz_env() {
@@ -209,8 +252,9 @@ for fz in "${fuzzers[@]}"; do
 	fi
 
 	# ---- fuzzing ----
-	if [ $gen_ok -eq 0 ] || [ -z "$(ls -A "$seeds/$name" 2>/dev/null)" ]; then
-		echo "# $name: no seed inputs"
+	if [ -z "$(find "$seeds/$name" -type f -size +0 2>/dev/null)" ]; then
+		result fail "$name: fuzzing # not run: no seed inputs"
+		continue
 	fi
 	dirs=("$seeds/$name")
 	if [ ${#inputs[@]} -gt 0 ]; then
