@@ -259,6 +259,12 @@ FUZZ_SECONDS	?= 600
 FUZZ_SEED	?= 20261204
 FUZZ_RUNS_fuzz_format ?= 400000
 FUZZ_RUNS_fuzz_page ?= 250000
+# libtraceevent's static archive when there is one: the shared library
+# is stripped, and its internal functions have names in the sanitizers'
+# stacks only from the archive's symbol table; the leak suppressions of
+# $(FUZZ_DIR)/lsan.supp name them.
+TEP_LIBDIR	= $(shell $(PKG_CONFIG) --variable=libdir libtraceevent 2>/dev/null)
+FUZZ_TEP_LIBS	= $(or $(wildcard $(TEP_LIBDIR)/libtraceevent.a),$(TEP_LIBS))
 FUZZ_CORPUS	:= $(FUZZ_DIR)/corpus
 FUZZ_OUT	:= $(BUILD)/fuzz/run
 FUZZ_SMOKE_OUT	:= $(BUILD)/fuzz/smoke
@@ -267,7 +273,7 @@ $(FUZZ_BINS): $(BUILD)/fuzz/%: $(FUZZ_DIR)/%.c $(RBTRACE_DEPS)
 	@mkdir -p $(@D)
 	@echo "  LD [fuzz] $@"
 	$(Q)$(if $(TEP_LIBS),,$(error libtraceevent not found by $(PKG_CONFIG); run 'make deps'))
-	$(Q)$(FUZZ_CC) $(FUZZ_CFLAGS) -o $@ $< $(TEP_LIBS)
+	$(Q)$(FUZZ_CC) $(FUZZ_CFLAGS) -o $@ $< $(FUZZ_TEP_LIBS)
 
 fuzz-build: $(FUZZ_BINS) $(BUILD)/user/rbgen
 
