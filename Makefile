@@ -40,6 +40,10 @@
 #   make module-for KVER=6.12
 #                     rbnest.ko for one of those kernels (or an ABI name),
 #                     built in build/vm/ABI/src; prints its path
+#   make mutants      mutants of rb_core.c (scripts/mutants.list) against
+#                     the userspace tests, MUTANT_JOBS (default nproc) at
+#                     once; MUTANTS="a b" runs only those, MUTANT_TESTS=
+#                     "test_unit ..." only those tests (scripts/mutants.py)
 #   make clean
 #
 # tools/rbtrace/rbtrace (check and report rbnest recordings) is built by
@@ -128,7 +132,8 @@ JOBS		= $(if $(filter -j%,$(MAKEFLAGS)),,-j$(shell nproc 2>/dev/null || echo 1))
 .PHONY: all run bench user-lib module module-clean check check-build bench-user \
 	coverage deps clean fuzz fuzz-build fuzz-smoke \
 	$(addprefix tests-,$(VARIANTS)) \
-	vm-check module-for module-matrix fail-nth check-debug vm-parallel soak
+	vm-check module-for module-matrix fail-nth check-debug vm-parallel soak \
+	mutants
 
 all: user-lib tests-user rbtrace fail-nth
 
@@ -449,6 +454,26 @@ check-build: user-lib $(addprefix tests-,$(VARIANTS)) $(RBTRACE_BINS) \
 coverage: tests-cov
 	@find $(BUILD)/cov -name '*.gcda' -delete
 	@bash $(TEST_DIR)/run.sh $(call run_args,cov) $(COV_RUN)
+
+# ---- mutation testing ----------------------------------------------------
+#
+# Each mutant of scripts/mutants.list is a small change of rb_core.c that
+# stands for a bug. scripts/mutants.py builds each in its own copy of the
+# tree under $(BUILD)/mutants (the -O2 userspace variant) and runs the
+# userspace tests on it with quick sizes, fastest first, until one kills
+# it. It fails when a mutant survives that the list does not argue to be
+# equivalent, or when a text of the list is not found exactly once in
+# rb_core.c. Not part of make check (see the README for its time).
+
+MUTANT_JOBS	?= $(shell nproc 2>/dev/null || echo 1)
+MUTANTS		?=
+MUTANT_TESTS	?=
+
+mutants:
+	@$(PYTHON) scripts/mutants.py --jobs $(MUTANT_JOBS) \
+		--out $(BUILD)/mutants \
+		$(if $(strip $(MUTANT_TESTS)),--tests "$(MUTANT_TESTS)") \
+		$(MUTANTS)
 
 # ---- run -----------------------------------------------------------------
 
