@@ -256,11 +256,28 @@ static bool setup_nest(struct family *f)
  * than a sub-buffer, so they never lap the commit and nothing may be
  * refused.
  */
-enum ow_pos { OW_ROOT_PUSH, OW_NESTED_PUSH, OW_DEEP_PUSH, OW_MID, NR_OW_POS };
+enum ow_pos {
+	OW_ROOT_PUSH, OW_NESTED_PUSH, OW_DEEP_PUSH, OW_MID,
+	OW_LAP,		/* the root pushes, a nested writer crosses twice */
+	NR_OW_POS
+};
 
 static const char * const ow_pos_name[NR_OW_POS] = {
-	"root-pushes", "nested-pushes", "third-pushes", "no-push"
+	"root-pushes", "nested-pushes", "third-pushes", "no-push",
+	"nested-crosses-twice"
 };
+
+/*
+ * OW_LAP: the second writer writes this many events: from the root's
+ * full page it fills the next one and crosses again, so that nested in
+ * the root's head push it moves the tail twice and pushes the head past
+ * the page the root is flagging. The third page still has room for the
+ * root and a third writer: nothing laps the root's commit. Rings of 3
+ * sub-buffers or more (in 2 it would lap it), plans of up to three
+ * writers with one interrupt of the root (the second writer is the only
+ * one of its depth), readers in plans of up to two.
+ */
+#define OW_LAP_EVENTS	5
 
 #define OW_LEN		1004
 
@@ -274,7 +291,10 @@ static bool setup_overwrite(struct family *f)
 	for (i = 1; i <= MAX_WRITERS; i++)
 		ctx.len_by_depth[i] = OW_LEN;
 	memset(ctx.repeat_by_depth, 0, sizeof(ctx.repeat_by_depth));
+	if (f->pos == OW_LAP)
+		ctx.repeat_by_depth[2] = OW_LAP_EVENTS - 1;
 	switch (f->pos) {
+	case OW_LAP:
 	case OW_ROOT_PUSH:
 		room = ev - 4;
 		break;
@@ -486,6 +506,9 @@ static void explore(struct family *f, struct nest_plan *p)
 		p->point[n] = pt;
 		p->n = n + 1;
 		if (writes < f->b.writes && at->depth < MAX_WRITERS &&
+		    !(f->overwrite && f->pos == OW_LAP &&
+		      (writes >= 2 || (at->depth == 1 && at->children))) &&
+		    !(f->overwrite && f->pos == OW_LAP && readers && writes >= 1) &&
 		    at->children < 2 &&
 		    (jump < 0 || (writes + 1 <= f->b.writes_jump &&
 				  jump_kinds[writes + 1] & CLK_BIT(jump))) &&
@@ -494,6 +517,7 @@ static void explore(struct family *f, struct nest_plan *p)
 			explore(f, p);
 		}
 		if (readers < f->b.readers && !at->head_busy &&
+		    !(f->overwrite && f->pos == OW_LAP && writes > 1) &&
 		    writes <= f->b.writes_reader && jump < 0) {
 			p->action[n] = NEST_CONSUME;
 			explore(f, p);
@@ -681,7 +705,8 @@ static bool family_overwrite(bool quick)
 		ctx.buffer = f->buffer;
 		ctx.page = rbn_alloc_read_page(f->buffer, 0);
 		for (f->pos = 0; f->pos < NR_OW_POS; f->pos++)
-			explore(f, &p);
+			if (f->pos != OW_LAP || ring >= 3)
+				explore(f, &p);
 		rbn_free_read_page(f->buffer, 0, ctx.page);
 		ctx.page = NULL;
 		print_family(f);
