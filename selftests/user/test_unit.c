@@ -3515,8 +3515,52 @@ struct tcase {
 	void (*fn)(void);
 };
 
+/*
+ * A page taken whole whose events end exactly 8 bytes before its end has
+ * room for the count of missed events, just: the count must be stored.
+ * Events of 2036 bytes, two to a page (4072 of 4080): the third does not
+ * fit, the 8 bytes left become a discarded event, and the reader's copy
+ * leaves it out. Overwrite mode, 3 sub-buffers, 5 pages' worth written.
+ */
+static void t_missed_count_exact_fit(void)
+{
+	struct rbn_buffer *b = mkbuf(3, 0, true, 1);
+	unsigned int len = 2036 - RBN_EVENT_HDR_SIZE - 4;
+	unsigned char data[4096] = { 0 };
+	struct rbn_cpu_stats st;
+	unsigned long missed = 0, commit;
+	void *page;
+	int i, ret;
+
+	if (!b)
+		return;
+	CHECK(ev_size(len) == 2036, "event size %u", ev_size(len));
+	for (i = 0; i < 10; i++)
+		CHECK(rbn_write(b, len, data) == 0, "write %d", i);
+	st = get_stats(b, 0);
+	CHECK(st.overrun > 0, "nothing overwritten: overrun %llu",
+	      (unsigned long long)st.overrun);
+	page = rbn_alloc_read_page(b, 0);
+	if (!CHECK(page != NULL, "read page"))
+		goto out;
+	ret = rbn_read_page(b, 0, &page, SUBBUF_BYTES(0), true);
+	commit = local_read(&((struct rbn_page *)page)->commit);
+	CHECK(ret == 2 * 2036, "read_page %d, want %d", ret, 2 * 2036);
+	if (ret > 0 && (commit & RBN_MISSED_STORED))
+		memcpy(&missed, ((struct rbn_page *)page)->data + ret,
+		       sizeof(missed));
+	CHECK((commit & RBN_MISSED_EVENTS) && (commit & RBN_MISSED_STORED) &&
+	      missed == st.overrun,
+	      "commit %#lx, stored %lu, overrun %llu", commit, missed,
+	      (unsigned long long)st.overrun);
+	rbn_free_read_page(b, 0, page);
+out:
+	rbn_free(b);
+}
+
 static const struct tcase cases[] = {
 	{ "header_layout", t_header_layout },
+	{ "missed_count_exact_fit", t_missed_count_exact_fit },
 	{ "encoding_small", t_encoding_small },
 	{ "encoding_large", t_encoding_large },
 	{ "encoding_all_lengths", t_encoding_all_lengths },
