@@ -634,6 +634,46 @@ static bool sandwich_between_stamp_update_and_f(void)
 }
 
 /*
+ * A writer that comes in after F read the write index is behind the
+ * event, but F already saw nothing behind it: the event in front (the
+ * first interrupt, undisturbed) gives an exact delta, and the late writer
+ * writes an absolute stamp (before_stamp, the task's slow time, differs
+ * from write_stamp). A zero delta here would be correct but needless: F
+ * reads the write index before the label f_write, not after.
+ *
+ * Path: first interrupt, task, second interrupt on the page in this
+ * order; the task's event slow and exact (no zero delta, its own time),
+ * the second interrupt's absolute.
+ */
+static bool writer_after_f_read_keeps_exact_delta(void)
+{
+	struct nest_tree t = { 0 };
+	struct rbn_cpu_stats st;
+	bool ok;
+
+	node(&t, 0, 24);
+	node(&t, 1, 40);
+	node(&t, 2, 40);
+	node(&t, 3, 24);
+	irq_at(&t, 0, RBN_LABEL_B, 1);
+	irq_at(&t, 0, RBN_LABEL_F_WRITE, 2);
+	ok = run_tree("after_f_read", &t, 3, 200, 1000, 0, -1, false);
+	st = stats();
+	path_begin();
+	PATH(IN_ORDER(1, 0, 2, 3), "read order: first interrupt, task, second interrupt, later event");
+	PATH((flags_of(0) & (RBN_EV_SLOW | RBN_EV_ZERO_DELTA)) == RBN_EV_SLOW,
+	     "task's event: flags%s", flag_names(flags_of(0)));
+	PATH_DELTA(0, ts_of(0) - ts_of(1));
+	PATH(flags_of(2) & RBN_EV_ABSOLUTE, "second interrupt: flags%s",
+	     flag_names(flags_of(2)));
+	PATH_ABS(2);
+	PATH(st.ts_zero == 0, "stats: zero %" PRIu64, st.ts_zero);
+	ok = path_end("after F's read: exact delta") && ok;
+	done();
+	return ok;
+}
+
+/*
  * "Fix slowpath of interrupted event": a task interrupted between B and C
  * by a softirq writer that is itself interrupted between its C and its D
  * by a hardirq writer. The softirq event's stamps are not settled when the
@@ -1101,11 +1141,12 @@ int main(void)
 	nest_cur = &ctx;
 	rbn_user_nr_cpus = 1;
 
-	ktap_start(14);
+	ktap_start(15);
 	ktap_result(seed001_nested_time_extends(), "seed001_nested_time_extends");
 	ktap_result(interrupt_between_a_and_b_keeps_time(), "interrupt_between_a_and_b_keeps_time");
 	ktap_result(seed003_nested_after_slow_delta(), "seed003_nested_after_slow_delta");
 	ktap_result(sandwich_between_stamp_update_and_f(), "sandwich_zero_delta_only_when_written_behind");
+	ktap_result(writer_after_f_read_keeps_exact_delta(), "writer_after_f_read_keeps_exact_delta");
 	ktap_result(fix_slowpath_of_interrupted_event(), "fix_slowpath_of_interrupted_event");
 	ktap_result(do_not_put_back_write_stamp(), "do_not_put_back_write_stamp");
 	ktap_result(write_stamp_correct_ts(), "update_write_stamp_with_correct_ts");
