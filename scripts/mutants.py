@@ -33,7 +33,9 @@ compared with the baseline:
   - it exits non-zero where it exited zero, or reports fewer results
     than its plan.
 A test is stopped as soon as it has killed. A mutant that does not build
-is an error of the list, not a kill.
+is an error of the list, not a kill. A test ended by SIGTERM, SIGINT or
+SIGHUP was stopped from outside (no test sends itself those): it is run
+once more, and if that happens again the mutant is not judged.
 
 Output: KTAP. Case 1 is the baseline (not ok when a test fails unmutated:
 the cases that fail then cannot kill); then one case per mutant: "ok"
@@ -77,6 +79,9 @@ SKIP_RE = re.compile(rb"#\s*[Ss][Kk][Ii][Pp]")
 FAIL_RE = re.compile(rb"^#\s*FAIL\b")
 WARN = b"rbnest: WARNING"
 LOG_LIMIT = 16 << 20
+# No test sends itself these: a test ended by one was stopped from outside
+# (a user, a job control). It is run again once; its result is not a kill.
+OUTSIDE_SIGNALS = (signal.SIGTERM, signal.SIGINT, signal.SIGHUP)
 
 print_lock = threading.Lock()
 
@@ -202,6 +207,7 @@ class Run:
         self.warnings = 0
         self.fails = 0
         self.kill = None	# why it killed the mutant
+        self.interrupted = False	# stopped from outside
 
 
 def run_test(path, cwd, env, timeout, log, base=None, early=True):
@@ -253,6 +259,7 @@ def run_test(path, cwd, env, timeout, log, base=None, early=True):
                 break
             if written < LOG_LIMIT:
                 log.write(chunk)
+                log.flush()
                 written += len(chunk)
             buf += chunk
             *lines, buf = buf.split(b"\n")
@@ -278,7 +285,9 @@ def run_test(path, cwd, env, timeout, log, base=None, early=True):
     log.flush()
     if r.kill:
         return r
-    if r.timed_out:
+    if not r.timed_out and -r.rc in OUTSIDE_SIGNALS:
+        r.interrupted = True
+    elif r.timed_out:
         r.kill = "timeout after %ds" % timeout
     elif r.rc < 0:
         try:
@@ -296,11 +305,26 @@ def run_test(path, cwd, env, timeout, log, base=None, early=True):
     return r
 
 
+def run_test_twice(path, cwd, env, timeout, log, base=None, early=True):
+    """run_test(), once more if the first run was stopped from outside."""
+    for attempt in (1, 2):
+        r = run_test(path, cwd, env, timeout, log, base, early)
+        if not r.interrupted:
+            break
+        log.write(("# ---- stopped from outside (signal %d)%s\n" %
+                   (-r.rc, ", running it again" if attempt == 1 else
+                    "")).encode())
+        log.flush()
+    return r
+
+
 def baseline_problems(r):
     """What is wrong with a test run unmutated, or an empty list."""
     why = []
     if r.timed_out:
         why.append("timed out")
+    elif r.interrupted:
+        why.append("stopped from outside twice (signal %d)" % -r.rc)
     elif r.rc is not None and r.rc < 0:
         why.append("killed by signal %d" % -r.rc)
     elif r.rc:
@@ -386,10 +410,18 @@ def run_mutant(m, text, opts, tests, base_runs, env):
                 log.flush()
                 b = base_runs[t]
                 timeout = max(opts.timeout_min, opts.timeout_factor * b.secs)
-                r = run_test(os.path.join(tree, "build", "user", t), tree, env,
-                             timeout, log, base=b, early=opts.early)
+                r = run_test_twice(os.path.join(tree, "build", "user", t),
+                                   tree, env, timeout, log, base=b,
+                                   early=opts.early)
                 log.write(("# ---- %s: %s in %.1fs\n" %
-                           (t, r.kill or "passed", r.secs)).encode())
+                           (t, r.kill or ("stopped from outside" if
+                                          r.interrupted else "passed"),
+                            r.secs)).encode())
+                if r.interrupted:
+                    res.status = "error"
+                    res.why = "%s stopped from outside twice (see %s)" % (
+                        t, logpath)
+                    break
                 if r.kill:
                     res.status, res.by, res.why = "killed", t, r.kill
                     break
@@ -500,7 +532,8 @@ def main():
             if not os.path.exists(path):
                 die("%s was not built" % path)
             log.write(("\n# ---- %s\n" % t).encode())
-            r = run_test(path, base, env, 3 * 3600, log)
+            log.flush()
+            r = run_test_twice(path, base, env, 3 * 3600, log)
             base_runs[t] = r
             why = baseline_problems(r)
             say("# baseline %s: %.1fs%s" % (t, r.secs,
@@ -556,20 +589,22 @@ def main():
         else:
             errors += 1
             ok = False
-            desc = "list error: " + r.why
+            desc = ("list error: " if r.why.startswith("does not build")
+                    else "not judged: ") + r.why
         passed += ok
         failed += not ok
         say("%s %d %s # %s" % ("ok" if ok else "not ok", i, m.name, desc))
         table.append("#   %-34s %s" % (m.name + ":", "killed by " + r.by
                                         if r.status == "killed" else
                                         "SURVIVED" if r.status == "survived"
-                                        else "ERROR (does not build)"))
+                                        else "ERROR (%s)" % r.why))
     total = time.monotonic() - t0
     say("# results:", *table)
     equiv = sum(1 for m in mutants if m.equivalent is not None and
                 results[m.name].status == "survived")
     say("# killed %d of %d (%d survived, %d of them listed as equivalent; "
-        "%d did not build)" % (killed, len(mutants), survived, equiv, errors),
+        "%d not judged: did not build or stopped from outside)" %
+        (killed, len(mutants), survived, equiv, errors),
         "# time: %s (baseline %s), %d at once" % (fmt_secs(total),
                                                   fmt_secs(t_base), opts.jobs),
         "%d passed, %d failed, 0 skipped" % (passed, failed))
