@@ -2556,6 +2556,55 @@ static void recur_hook(struct rbn_buffer *b, int cpu, int label, void *arg)
 	rc->depth--;
 }
 
+/*
+ * At the label, a softirq writer first (its commit releases its own
+ * bit only), then the same-level re-entries of recur_hook().
+ */
+static void recur_after_nested_hook(struct rbn_buffer *b, int cpu, int label,
+				    void *arg)
+{
+	struct recur *rc = arg;
+	int saved = rbn_user_context;
+
+	/* not in the softirq writer; it runs once (rc->ok[6] marks it) */
+	if (label != rc->label || saved)
+		return;
+	if (!rc->ok[6]) {
+		rc->ok[6] = 1;
+		rbn_user_context = 1;
+		rc->ok[7] += wr(b, 8, 50) == 0;
+		rbn_user_context = saved;
+	}
+	recur_hook(b, cpu, label, arg);
+}
+
+/*
+ * The guard after a nested writer left: the outer context's bit is still
+ * set, so the same-level re-entries go as without it: one through the
+ * transition bit, the next refused.
+ */
+static void t_recursion_after_nested(void)
+{
+	struct rbn_buffer *b = mkbuf(4, 0, false, 1);
+	struct recur rc = { .label = RBN_LABEL_B, .max_depth = 4 };
+
+	if (!b)
+		return;
+	mock_now = 10;
+	rbn_test_set_hook(recur_after_nested_hook, &rc);
+	CHECK(wr(b, 8, 1) == 0, "outer write");
+	rbn_test_set_hook(NULL, NULL);
+	ktap_print("softirq writer at label B, then same-level re-entry, depth 1..3: softirq ok %d; ok %d/%d/%d refused %d/%d/%d",
+		   rc.ok[7], rc.ok[0], rc.ok[1], rc.ok[2], rc.refused[0],
+		   rc.refused[1], rc.refused[2]);
+	CHECK(rc.ok[7] == 1, "softirq write: %d", rc.ok[7]);
+	CHECK(rc.ok[0] == 1 && rc.refused[0] == 0 &&
+	      rc.ok[1] == 0 && rc.refused[1] == 1,
+	      "after the softirq writer: re-entries ok %d/%d refused %d/%d",
+	      rc.ok[0], rc.ok[1], rc.refused[0], rc.refused[1]);
+	rbn_free(b);
+}
+
 static void t_recursion(void)
 {
 	struct rbn_buffer *b = mkbuf(4, 0, false, 1);
@@ -3561,6 +3610,7 @@ out:
 static const struct tcase cases[] = {
 	{ "header_layout", t_header_layout },
 	{ "missed_count_exact_fit", t_missed_count_exact_fit },
+	{ "recursion_after_nested", t_recursion_after_nested },
 	{ "encoding_small", t_encoding_small },
 	{ "encoding_large", t_encoding_large },
 	{ "encoding_all_lengths", t_encoding_all_lengths },
