@@ -771,9 +771,10 @@ static int rb_handle_head_page(struct rbn_cpu_buffer *cpu_buffer,
 
 		buffer_tail_page = READ_ONCE(cpu_buffer->tail_page);
 		/*
-		 * The tail cannot move past new_head while next_page is
-		 * UPDATE (ours): a writer nested here that pushes again
-		 * moves the flag on itself, and we read the tail above.
+		 * A writer nested here may fill next_page, find the HEAD
+		 * flag on new_head, push it on and move the tail past it:
+		 * it consumed that flag (HEAD -> UPDATE -> NORMAL), so no
+		 * stale flag is left for the check below to clear.
 		 */
 		RBN_HOOK(buffer, cpu_buffer->cpu, RBN_LABEL_HEAD_TAIL);
 		if (buffer_tail_page != tail_page &&
@@ -809,10 +810,12 @@ static void rb_tail_page_update(struct rbn_cpu_buffer *cpu_buffer,
 	 */
 	old_write = local_add_return(RB_WRITE_INTCNT, &next_page->write);
 	/*
-	 * A writer nested from here to the tail cmpxchg does the whole
+	 * A writer nested here or at RBN_LABEL_PAGE_TAIL does the whole
 	 * update itself: it claims next_page again, resets it, moves the
-	 * tail and writes there. Our cmpxchg()s on the counters then fail
-	 * (they changed), so its events stay; so does the tail.
+	 * tail and writes there. Our entries count is read after its
+	 * claim, so only the tail re-read below protects its events: we
+	 * find the tail moved and leave next_page alone. From
+	 * RBN_LABEL_PAGE_OURS on, the counters' cmpxchg()s fail instead.
 	 */
 	RBN_HOOK(cpu_buffer->buffer, cpu_buffer->cpu, RBN_LABEL_PAGE_CLAIM);
 	old_entries = local_add_return(RB_WRITE_INTCNT, &next_page->entries);
@@ -876,10 +879,8 @@ static void rb_reset_tail(struct rbn_cpu_buffer *cpu_buffer,
 	event = (struct rbn_event *)(tail_page->page->data + tail);
 	tail_page->real_end = tail;
 	/*
-	 * A writer nested here finds the index past the end: it gives its
-	 * bytes back, and if its event started exactly at the end, it
-	 * clears real_end (the page looks filled to the end; a reader then
-	 * takes the padding with it, which is still whole).
+	 * A writer nested here finds the index past the end (ours is
+	 * beyond it): it gives its bytes back and writes nothing here.
 	 */
 	RBN_HOOK(cpu_buffer->buffer, cpu_buffer->cpu, RBN_LABEL_PAD_END);
 
@@ -1002,7 +1003,10 @@ out_again:
 	return ERR_PTR(-EAGAIN);
 
 out_drop:
-	/* A reader sees the refusal counted before the page is closed. */
+	/*
+	 * The refusal is counted; a writer nested here meets the same
+	 * full page and is refused too, before we close it.
+	 */
 	RBN_HOOK(buffer, cpu_buffer->cpu, RBN_LABEL_PAGE_DROP);
 out_reset:
 	rb_reset_tail(cpu_buffer, tail, info);
@@ -1313,11 +1317,10 @@ static struct rbn_event *__rb_reserve_next(struct rbn_cpu_buffer *cpu_buffer,
 /*F*/		now_write = local_read(&tail_page->write) & RB_WRITE_MASK;
 		/*
 		 * A writer nested between the two reads of F reserves
-		 * behind us after we looked: it saw before_stamp (our new
-		 * time, SLOW_SET) differ from write_stamp and wrote an
-		 * absolute stamp, so the delta we take from the event in
-		 * front of us stays exact and its time does not depend on
-		 * ours.
+		 * behind us after we looked at the write index: it is no
+		 * different from a writer nested just after F, which the
+		 * split into two reads does not change. Its time never
+		 * depends on our delta.
 		 */
 		RBN_HOOK(buffer, cpu, RBN_LABEL_F_WRITE);
 		if (write == now_write &&
@@ -2626,8 +2629,9 @@ u64 rbn_clock(struct rbn_buffer *buffer)
  * its write index: a reader can see every event reserved so far. That
  * must hold whenever no writer is between rbn_reserve() and the return of
  * rbn_commit() on @cpu, in particular right after the outermost writer's
- * commit. For tests and debugging: from another CPU with writers running
- * the answer is stale as soon as it is given.
+ * commit. For tests and debugging: call it on @cpu outside any writer,
+ * never alongside rbn_resize(), rbn_free() or a reader taking pages of
+ * @cpu (it reads the tail page without the reader lock).
  *
  * Return: true when everything is published, false otherwise or for a CPU
  * out of range.
