@@ -507,6 +507,29 @@ const char *rbn_label_name(int label)
 	return rbn_label_names[label];
 }
 
+static const char * const rbn_reader_label_names[RBN_NR_READER_LABELS] = {
+	[RBN_RLABEL_COMMIT_PAGE] = "r_commit_page",
+	[RBN_RLABEL_USED] = "r_used",
+	[RBN_RLABEL_SPIN] = "r_spin",
+	[RBN_RLABEL_HEAD] = "r_head",
+	[RBN_RLABEL_NEXT] = "r_next",
+	[RBN_RLABEL_OVERRUN] = "r_overrun",
+	[RBN_RLABEL_SWAPPED] = "r_swapped",
+};
+
+/**
+ * rbn_reader_label_name - the name of a label of the reader's page swap
+ * @label: an enum rbn_reader_label
+ *
+ * Return: the name, or NULL for a value that is not a reader label.
+ */
+const char *rbn_reader_label_name(int label)
+{
+	if (label < 0 || label >= RBN_NR_READER_LABELS)
+		return NULL;
+	return rbn_reader_label_names[label];
+}
+
 /* ------------------------------------------------------------------ */
 /* Commit                                                             */
 /* ------------------------------------------------------------------ */
@@ -1667,12 +1690,24 @@ again:
 	 */
 	commit_page = READ_ONCE(cpu_buffer->commit_page);
 	smp_rmb(); /* commit_page, then the page's commit */
+	/*
+	 * A writer here commits more on the reader page: we read it below.
+	 * If it also moved the commit on, our commit_page is stale and we
+	 * wait for the next call to swap.
+	 */
+	RBN_READER_HOOK(cpu_buffer->buffer, cpu_buffer->cpu, RBN_RLABEL_COMMIT_PAGE);
 	if (reader->read < rb_page_commit(reader))
 		goto out;
 	if (RBN_WARN_ON(reader->read > rb_page_commit(reader))) {
 		reader = NULL;
 		goto out;
 	}
+	/*
+	 * A writer here commits on the reader page we just found used up,
+	 * and may move the commit on: the stale commit_page keeps us from
+	 * recycling those events (a fresh read here would not).
+	 */
+	RBN_READER_HOOK(cpu_buffer->buffer, cpu_buffer->cpu, RBN_RLABEL_USED);
 
 	reader = NULL;
 	/* The writer is still on the reader page: nothing more to read. */
@@ -1684,15 +1719,33 @@ again:
 	rb_init_bpage(cpu_buffer->reader_page);
 
 spin:
+	/*
+	 * A writer here (overwrite mode) may push the head on and count
+	 * the overrun: we look for the head after it, and read the overrun
+	 * after that.
+	 */
+	RBN_READER_HOOK(cpu_buffer->buffer, cpu_buffer->cpu, RBN_RLABEL_SPIN);
 	reader = rb_set_head_page(cpu_buffer);
 	if (!reader)
 		goto out;
+	/*
+	 * A writer here that pushes the head makes our cmpxchg below fail:
+	 * the HEAD flag is no longer in front of @reader.
+	 */
+	RBN_READER_HOOK(cpu_buffer->buffer, cpu_buffer->cpu, RBN_RLABEL_HEAD);
 	/*
 	 * The reader page will point to the new head. A writer still on
 	 * the reader page reads this pointer: one store, flag included.
 	 */
 	WRITE_ONCE(cpu_buffer->reader_page->next,
 		   (unsigned long)rb_next_page(reader) | RB_PAGE_HEAD);
+	/*
+	 * The old reader page is not in the ring yet (the cmpxchg below
+	 * links it), so no writer crossing pages sees it; a writer here
+	 * that pushes the head makes the cmpxchg fail, and we set the
+	 * page up again.
+	 */
+	RBN_READER_HOOK(cpu_buffer->buffer, cpu_buffer->cpu, RBN_RLABEL_NEXT);
 	WRITE_ONCE(cpu_buffer->reader_page->prev, reader->prev);
 	cpu_buffer->pages = reader->prev;
 
@@ -1703,6 +1756,11 @@ spin:
 	 */
 	smp_mb();
 	overwrite = local_read(&cpu_buffer->overrun);
+	/*
+	 * A writer here that pushes the head counts more overrun, and
+	 * makes the cmpxchg fail: the retry reads the overrun again.
+	 */
+	RBN_READER_HOOK(cpu_buffer->buffer, cpu_buffer->cpu, RBN_RLABEL_OVERRUN);
 
 	val = (unsigned long)reader | RB_PAGE_HEAD;
 	if (cmpxchg(&reader->prev->next, val,
@@ -1717,7 +1775,13 @@ spin:
 		goto spin;
 	}
 
-	/* Swapped: the new head points back to the old reader page. */
+	/*
+	 * Swapped. A writer here that crosses into the new head finds the
+	 * HEAD flag on the old reader page's next pointer; its prev
+	 * pointer is fixed below, before any reader walks the ring again.
+	 */
+	RBN_READER_HOOK(cpu_buffer->buffer, cpu_buffer->cpu, RBN_RLABEL_SWAPPED);
+	/* The new head points back to the old reader page. */
 	WRITE_ONCE(rb_next_page(reader)->prev, cpu_buffer->reader_page);
 	cpu_buffer->head_page = rb_next_page(cpu_buffer->reader_page);
 	cpu_buffer->reader_page = reader;

@@ -146,6 +146,29 @@ enum rbn_label {
 
 const char *rbn_label_name(int label);
 
+/**
+ * enum rbn_reader_label - places in the reader's page swap where a writer
+ * of the CPU may run
+ *
+ * rb_get_reader_page() reads the commit page, the reader page's commit,
+ * the head page, the overrun count, and swaps the head page out with one
+ * cmpxchg(). A writer of the CPU (on its own CPU, while the reader runs on
+ * another) may run between any two of these; the test hook for readers is
+ * called at each of these labels. LABELS.md lists the accesses.
+ */
+enum rbn_reader_label {
+	RBN_RLABEL_COMMIT_PAGE,	/* commit page read, the page's commit not yet */
+	RBN_RLABEL_USED,	/* reader page used up, commit page not compared */
+	RBN_RLABEL_SPIN,	/* before looking for the head page */
+	RBN_RLABEL_HEAD,	/* head page found, reader page not set up */
+	RBN_RLABEL_NEXT,	/* reader page's next set, prev not yet */
+	RBN_RLABEL_OVERRUN,	/* overrun read, the swap not tried */
+	RBN_RLABEL_SWAPPED,	/* head page swapped out, new head not fixed */
+	RBN_NR_READER_LABELS
+};
+
+const char *rbn_reader_label_name(int label);
+
 /* How an event's time stamp was written (rbn_event_flags()). */
 #define RBN_EV_FAST		0x01	/* not interrupted between A and C */
 #define RBN_EV_ABSOLUTE		0x02	/* absolute stamp (forced) */

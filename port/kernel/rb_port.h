@@ -134,4 +134,12 @@ void rbn_hook_call(struct rbn_buffer *buffer, int cpu, int label);
 			rbn_hook_call((buffer), (cpu), (label));	\
 	} while (0)
 
+/*
+ * The reader's page swap runs with interrupts off under the reader lock;
+ * the writers that meet it run on their own CPU. Its labels are for the
+ * userspace enumeration, which runs a writer at each of them; the kernel
+ * has no injection point there.
+ */
+#define RBN_READER_HOOK(buffer, cpu, label)	do { } while (0)
+
 #endif /* _RBN_PORT_KERNEL_H */

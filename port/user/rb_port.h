@@ -288,4 +288,21 @@ void rbn_test_set_hook(rbn_test_hook_fn fn, void *arg);
 			__fn((buffer), (cpu), (label), rbn_user_hook_arg); \
 	} while (0)
 
+/*
+ * The test hook of the reader's page swap: rbn_test_set_reader_hook()
+ * installs fn(buffer, cpu, reader label, arg), called at every label of
+ * rb_get_reader_page() (enum rbn_reader_label).
+ */
+extern rbn_test_hook_fn rbn_user_reader_hook;
+extern void *rbn_user_reader_hook_arg;
+void rbn_test_set_reader_hook(rbn_test_hook_fn fn, void *arg);
+
+#define RBN_READER_HOOK(buffer, cpu, label)				\
+	do {								\
+		rbn_test_hook_fn __fn = rbn_user_reader_hook;		\
+		if (unlikely(__fn))					\
+			__fn((buffer), (cpu), (label),			\
+			     rbn_user_reader_hook_arg);			\
+	} while (0)
+
 #endif /* _RBN_PORT_USER_H */

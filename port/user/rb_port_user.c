@@ -27,6 +27,20 @@ void rbn_test_set_hook(rbn_test_hook_fn fn, void *arg)
 	__atomic_store_n(&rbn_user_hook, fn, __ATOMIC_RELEASE);
 }
 
+rbn_test_hook_fn rbn_user_reader_hook;
+void *rbn_user_reader_hook_arg;
+
+/**
+ * rbn_test_set_reader_hook - call @fn at every label of the reader's swap
+ * @fn:		the hook, or NULL to remove it
+ * @arg:	passed to @fn
+ */
+void rbn_test_set_reader_hook(rbn_test_hook_fn fn, void *arg)
+{
+	rbn_user_reader_hook_arg = arg;
+	__atomic_store_n(&rbn_user_reader_hook, fn, __ATOMIC_RELEASE);
+}
+
 /**
  * rbn_port_warn - report a broken invariant of the core (WARN_ON_ONCE)
  * @file:	source file
