@@ -2714,6 +2714,40 @@ bool rbn_cpu_published(struct rbn_buffer *buffer, int cpu)
 }
 
 /**
+ * rbn_cpu_head_updating - is a writer of a CPU pushing the head page
+ * @buffer:	the buffer
+ * @cpu:	the CPU
+ *
+ * True when a page of @cpu's ring carries the UPDATE flag: a writer is
+ * between its HEAD -> UPDATE and UPDATE -> NORMAL, and a reader that
+ * swaps the head page out spins until it is done. For tests that run a
+ * reader nested in a writer on one thread: they keep it out of there.
+ * Same rules as rbn_cpu_published().
+ *
+ * Return: true while a head push is under way, false otherwise or for a
+ * CPU out of range.
+ */
+bool rbn_cpu_head_updating(struct rbn_buffer *buffer, int cpu)
+{
+	struct rbn_cpu_buffer *cpu_buffer;
+	struct rbn_bpage *page;
+	unsigned long i;
+
+	if (cpu < 0 || cpu >= buffer->nr_cpus)
+		return false;
+	cpu_buffer = buffer->cpu_buffers[cpu];
+	page = cpu_buffer->head_page;
+	for (i = 0; i < cpu_buffer->nr_pages; i++) {
+		unsigned long next = READ_ONCE(page->next);
+
+		if ((next & RB_FLAG_MASK) == RB_PAGE_UPDATE)
+			return true;
+		page = rb_page_ptr(next);
+	}
+	return false;
+}
+
+/**
  * rbn_cpu_stats - the counters of one CPU
  * @buffer:	the buffer
  * @cpu:	the CPU

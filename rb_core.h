@@ -285,6 +285,7 @@ int rbn_cpu_stats(struct rbn_buffer *buffer, int cpu,
 bool rbn_cpu_percent_full(struct rbn_buffer *buffer, int cpu,
 			  unsigned int percent);
 bool rbn_cpu_published(struct rbn_buffer *buffer, int cpu);
+bool rbn_cpu_head_updating(struct rbn_buffer *buffer, int cpu);
 bool rbn_cpu_readable(struct rbn_buffer *buffer, int cpu, unsigned int percent);
 bool rbn_cpu_subbuf_ready(struct rbn_buffer *buffer, int cpu);
 unsigned long rbn_cpu_resets(struct rbn_buffer *buffer, int cpu);
