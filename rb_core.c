@@ -1328,8 +1328,10 @@ static struct rbn_event *__rb_reserve_next(struct rbn_cpu_buffer *cpu_buffer,
 		 *
 		 * A clock behind write_stamp came back from rb_clock_read()
 		 * as last_ts, at or above write_stamp: equal to it when
-		 * undisturbed, so "after < ts" fails and the delta is zero,
-		 * the time of the event in front of us. Never negative.
+		 * undisturbed, and then the exact delta is zero, the time of
+		 * the event in front of us, as on the fast path. That is no
+		 * sandwich: the event is flagged for its clock, not for a
+		 * delta it lost. "after <= ts" only guards the subtraction.
 		 *
 		 * The write index alone does not tell: when our event ends
 		 * at (or less than 8 bytes before) the end of the sub-buffer,
@@ -1348,7 +1350,7 @@ static struct rbn_event *__rb_reserve_next(struct rbn_cpu_buffer *cpu_buffer,
 		RBN_HOOK(buffer, cpu, RBN_LABEL_F_WRITE);
 		if (write == now_write &&
 		    READ_ONCE(cpu_buffer->tail_page) == tail_page &&
-		    info->after == info->before && info->after < ts) {
+		    info->after == info->before && info->after <= ts) {
 			info->delta = ts - info->after;
 		} else {
 			info->delta = 0;

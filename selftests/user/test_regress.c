@@ -1043,6 +1043,57 @@ static bool clock_back_fast_path(void)
 }
 
 /*
+ * A clock behind on the slow path, with nothing written behind the event:
+ * the task is interrupted between B and C, and its second clock read
+ * comes back 1 ns below the interrupt's time, which rb_clock_read() gives
+ * it instead. write_stamp and before_stamp both hold the interrupt's time
+ * and nothing came after C, so F's delta from write_stamp is exact: zero.
+ * Mainline's test there ("after < ts") took that for a sandwich; here the
+ * event is flagged for its clock, as on the fast path, and not counted as
+ * a zero delta it did not lose.
+ *
+ * Path: interrupt, task, later event; the task's event slow, clock-back,
+ * not zero-delta, a delta of 0 on the page, read at the interrupt's time.
+ */
+static bool clock_back_slow_path_exact(void)
+{
+	struct nest_tree t = { 0 };
+	struct rbn_cpu_stats st;
+	int i0;
+	bool ok;
+
+	node(&t, 0, 24);
+	node(&t, 1, 40);
+	node(&t, 2, 24);	/* later task event */
+	irq_at(&t, 0, RBN_LABEL_B, 1);
+	/* the task's slow path: its clock 1 ns behind the interrupt's */
+	jump_label = RBN_LABEL_SLOW_BEFORE;
+	jump_nth = 0;
+	ok = run_tree("clock_back_slow", &t, 2, 200, 1ULL << 40, -2ULL, -1,
+		      false);
+	jump_label = -1;
+	st = stats();
+	i0 = rd_of(0);
+	ktap_print("  ts_clock_back %" PRIu64 ", ts_zero %" PRIu64 ", ts_slow %" PRIu64,
+		   st.ts_clock_back, st.ts_zero, st.ts_slow);
+	path_begin();
+	PATH(IN_ORDER(1, 0, 2), "read order: interrupt, task, later event");
+	PATH((flags_of(0) & (RBN_EV_SLOW | RBN_EV_ZERO_DELTA |
+			     RBN_EV_CLOCK_BACK)) ==
+	     (RBN_EV_SLOW | RBN_EV_CLOCK_BACK),
+	     "task's event: flags%s", flag_names(flags_of(0)));
+	PATH_DELTA(0, 0);
+	PATH(i0 >= 0 && ctx.rd[i0].ts == ts_of(1) && ts_of(0) + 1 == ts_of(1),
+	     "task's event (its clock 1 ns behind) read at the interrupt's time");
+	PATH(st.ts_zero == 0 && st.ts_clock_back == 1 && st.ts_slow == 1,
+	     "stats: zero %" PRIu64 " clock-back %" PRIu64 " slow %" PRIu64,
+	     st.ts_zero, st.ts_clock_back, st.ts_slow);
+	ok = path_end("clock behind on the slow path: exact, no sandwich") && ok;
+	done();
+	return ok;
+}
+
+/*
  * An NMI whose clock reads behind the event it interrupted between that
  * event's reserve and D: it is forced absolute, and its stamp, below the
  * time before it on the page, was read back with a carry of 2^59. It is
@@ -1141,7 +1192,7 @@ int main(void)
 	nest_cur = &ctx;
 	rbn_user_nr_cpus = 1;
 
-	ktap_start(15);
+	ktap_start(16);
 	ktap_result(seed001_nested_time_extends(), "seed001_nested_time_extends");
 	ktap_result(interrupt_between_a_and_b_keeps_time(), "interrupt_between_a_and_b_keeps_time");
 	ktap_result(seed003_nested_after_slow_delta(), "seed003_nested_after_slow_delta");
@@ -1154,6 +1205,7 @@ int main(void)
 	ktap_result(max_data_size(), "max_data_size_with_time_extend");
 	ktap_result(absolute_large_numbers(), "absolute_stamps_large_numbers");
 	ktap_result(clock_back_fast_path(), "clock_back_fast_path");
+	ktap_result(clock_back_slow_path_exact(), "clock_back_slow_path_exact");
 	ktap_result(clock_back_nmi_absolute(), "clock_back_nmi_absolute");
 	ktap_result(full_buffer_refusals_counted(), "full_buffer_refusals_counted");
 	ktap_result(rbn_user_warnings == 0, "no_core_warnings");
