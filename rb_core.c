@@ -953,6 +953,7 @@ static struct rbn_event *rb_move_tail(struct rbn_cpu_buffer *cpu_buffer,
 	struct rbn_bpage *tail_page = info->tail_page;
 	struct rbn_bpage *commit_page = cpu_buffer->commit_page;
 	struct rbn_bpage *next_page = rb_next_page(tail_page);
+	unsigned long type;
 	int ret;
 
 	/*
@@ -971,7 +972,16 @@ static struct rbn_event *rb_move_tail(struct rbn_cpu_buffer *cpu_buffer,
 	 */
 	RBN_HOOK(buffer, cpu_buffer->cpu, RBN_LABEL_PAGE_MOVE);
 
-	if (rb_is_head_page(next_page, tail_page) != RB_PAGE_NORMAL) {
+	type = rb_is_head_page(next_page, tail_page);
+	/*
+	 * Our page no longer points to next_page: a reader swapped it out
+	 * (it was the head), or a writer nested at RBN_LABEL_PAGE_MOVE
+	 * crossed first and a reader then swapped pages under it. Neither
+	 * is a full buffer: look again from the tail as it is now.
+	 */
+	if (unlikely(type == RB_PAGE_MOVED))
+		goto out_again;
+	if (type != RB_PAGE_NORMAL) {
 		if (!rb_is_reader_page(commit_page)) {
 			if (!buffer->overwrite) {
 				/* Producer/consumer: the buffer is full. */
@@ -993,13 +1003,13 @@ static struct rbn_event *rb_move_tail(struct rbn_cpu_buffer *cpu_buffer,
 			 * writers filled the buffer. The tail may not lap
 			 * the commit.
 			 *
-			 * Otherwise the tail is on the reader page itself and
-			 * its next pointer carries the HEAD flag: a reader on
-			 * another CPU set it up for a swap that has not
-			 * succeeded yet. Only such a race gets there, so the
-			 * deterministic tests cannot take that branch; the
-			 * signal stress does, now and then. The tail may
-			 * leave the reader page.
+			 * Otherwise the tail is on the reader page itself
+			 * (the reader took the page the writers were on) and
+			 * its next pointer carries the HEAD flag: the tail may
+			 * leave the reader page. Only nested writers that
+			 * fill the whole ring get there, which the signal
+			 * stress does now and then; the deterministic tests
+			 * cannot.
 			 */
 			local_inc(&cpu_buffer->commit_overrun);
 			goto out_drop;
