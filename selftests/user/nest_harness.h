@@ -37,10 +37,25 @@
 #define NEST_PLAN_MAX		8
 #define NEST_MAX_POINTS		1024
 
+/*
+ * Points carry a write-path label (enum rbn_label) or, past those, a label
+ * of the reader's page swap (enum rbn_reader_label).
+ */
+#define NEST_NR_LABELS		(RBN_NR_LABELS + RBN_NR_READER_LABELS)
+#define NEST_RLABEL(l)		(RBN_NR_LABELS + (l))
+
+static inline const char *nest_label_name(int label)
+{
+	if (label >= RBN_NR_LABELS)
+		return rbn_reader_label_name(label - RBN_NR_LABELS);
+	return rbn_label_name(label);
+}
+
 enum nest_action {
 	NEST_WRITE,		/* a nested writer */
 	NEST_CONSUME,		/* a reader consumes one event */
 	NEST_READ_PAGE,		/* a reader takes a sub-buffer */
+	NEST_DRAIN,		/* a reader consumes until there is nothing */
 	NEST_JUMP,		/* plans only: the clock jumps by ctx->jump; */
 				/* NEST_JUMP + k: a jump of kind k (the test's) */
 };
@@ -58,6 +73,7 @@ struct nest_point {
 	unsigned char depth;	/* writers on the stack */
 	unsigned char children;	/* interrupts the top writer had so far */
 	unsigned char head_busy; /* a writer on the stack is pushing the head */
+	unsigned char reader;	/* the reader action on the stack, 0 none */
 };
 
 struct nest_node {
@@ -117,8 +133,9 @@ struct nest_ctx {
 	int plan_next;
 	int nr_points;
 	int nr_writers;
+	int in_reader;		/* the planned reader action running, 0 none */
+	bool overwrite;		/* the buffer overwrites: heads get pushed */
 	unsigned char children[NEST_MAX_NODES];
-	unsigned char head_busy[NEST_MAX_NODES];
 	struct nest_point *points;	/* log of the points, or NULL */
 	unsigned short len_by_depth[NEST_MAX_NODES + 1];
 	unsigned char repeat_by_depth[NEST_MAX_NODES + 1];
@@ -139,6 +156,10 @@ struct nest_ctx {
 	unsigned int nr_read;
 	struct nest_read rd[NEST_MAX_EVENTS];
 	unsigned long lost;
+	unsigned long lost_pending;	/* a page's missed count, no event yet */
+	/* the time of each filler written, in order */
+	unsigned int nr_fillers;
+	u64 filler_ts[NEST_MAX_EVENTS];
 	unsigned int payload_bad;	/* id + 1 of a corrupted payload */
 	void *page;
 
@@ -237,7 +258,9 @@ static bool nest_take_page_events(struct nest_ctx *c, const struct rbn_page *pg,
 		c->rd[c->nr_read].ts = ts;
 		memcpy(&c->rd[c->nr_read].id,
 		       rbn_event_data((struct rbn_event *)ev), sizeof(unsigned int));
-		c->rd[c->nr_read].lost = 0;
+		/* a count of missed events goes with the next event read */
+		c->rd[c->nr_read].lost = c->lost_pending;
+		c->lost_pending = 0;
 		nest_check_payload(c, c->rd[c->nr_read].id,
 				   rbn_event_data((struct rbn_event *)ev));
 		c->nr_read++;
@@ -257,7 +280,8 @@ static void nest_consume_one(struct nest_ctx *c)
 		return;
 	c->rd[c->nr_read].ts = ts;
 	memcpy(&c->rd[c->nr_read].id, rbn_event_data(ev), sizeof(unsigned int));
-	c->rd[c->nr_read].lost = lost;
+	c->rd[c->nr_read].lost = c->lost_pending + lost;
+	c->lost_pending = 0;
 	nest_check_payload(c, c->rd[c->nr_read].id, rbn_event_data(ev));
 	c->lost += lost;
 	c->nr_read++;
@@ -278,6 +302,7 @@ static void nest_read_page(struct nest_ctx *c)
 
 		memcpy(&missed, pg->data + ret, sizeof(missed));
 		c->lost += missed;
+		c->lost_pending += missed;
 	} else if (local_read(&pg->commit) & RBN_MISSED_EVENTS) {
 		/* no room for the count: the scenarios leave room for it */
 		c->lost_uncounted++;
@@ -287,6 +312,7 @@ static void nest_read_page(struct nest_ctx *c)
 
 static void nest_run_node(struct nest_ctx *c, int idx);
 static void nest_plan_writer(struct nest_ctx *c);
+static void nest_drain(struct nest_ctx *c);
 
 /* One event of a writer: reserve, fill, commit; a refusal is counted. */
 static void nest_write_one(struct nest_ctx *c, unsigned int len)
@@ -333,24 +359,18 @@ static void nest_plan_hook(struct nest_ctx *c, int label)
 	const struct nest_plan *p = c->plan;
 	int top = c->depth ? c->stack[c->depth - 1] : -1;
 
-	if (label == RBN_LABEL_HEAD_FLAGGED && top >= 0)
-		c->head_busy[top] = 1;
-	/*
-	 * From HEAD -> UPDATE to UPDATE -> NORMAL (or until the page switch
-	 * gives up and closes the page), a reader swapping the head page
-	 * would spin on the flag until this writer goes on: on one thread,
-	 * forever. Readers are not planned there.
-	 */
-	if ((label == RBN_LABEL_HEAD_DONE || label == RBN_LABEL_PAD_END) &&
-	    top >= 0)
-		c->head_busy[top] = 0;
-
 	for (;;) {
 		int pt = c->nr_points++;
-		int busy = 0;
-
-		for (int i = 0; i < c->depth; i++)
-			busy |= c->head_busy[c->stack[i]];
+		/*
+		 * While a writer on the stack holds the UPDATE flag (from
+		 * its HEAD -> UPDATE to its UPDATE -> NORMAL), a reader
+		 * swapping the head page out spins until the writer goes
+		 * on: on one thread, forever. Readers are not planned
+		 * there; everywhere else they are, a writer whose
+		 * HEAD -> UPDATE failed included.
+		 */
+		int busy = c->overwrite && !c->in_reader && c->points &&
+			   rbn_cpu_head_updating(c->buffer, 0);
 		if (c->points && pt < NEST_MAX_POINTS) {
 			struct nest_point *np = &c->points[pt];
 
@@ -358,6 +378,7 @@ static void nest_plan_hook(struct nest_ctx *c, int label)
 			np->depth = c->depth;
 			np->children = top >= 0 ? c->children[top] : 0;
 			np->head_busy = busy;
+			np->reader = c->in_reader;
 		}
 		if (c->plan_next >= p->n || p->point[c->plan_next] != pt)
 			return;
@@ -370,11 +391,21 @@ static void nest_plan_hook(struct nest_ctx *c, int label)
 		switch (p->action[c->plan_next++]) {
 		case NEST_CONSUME:
 			c->reader_actions++;
+			c->in_reader = NEST_CONSUME;
 			nest_consume_one(c);
+			c->in_reader = 0;
 			break;
 		case NEST_READ_PAGE:
 			c->reader_actions++;
+			c->in_reader = NEST_READ_PAGE;
 			nest_read_page(c);
+			c->in_reader = 0;
+			break;
+		case NEST_DRAIN:
+			c->reader_actions++;
+			c->in_reader = NEST_DRAIN;
+			nest_drain(c);
+			c->in_reader = 0;
 			break;
 		default:
 			if (top >= 0)
@@ -414,6 +445,21 @@ static void nest_hook(struct rbn_buffer *buffer, int cpu, int label, void *arg)
 	}
 }
 
+/*
+ * Plan mode: the reader's page swap offers its labels as points too, where
+ * a writer of the CPU may run (on its own CPU, the reader on another).
+ */
+static void nest_reader_hook(struct rbn_buffer *buffer, int cpu, int label,
+			     void *arg)
+{
+	struct nest_ctx *c = arg;
+
+	(void)buffer;
+	(void)cpu;
+	if (c->plan)
+		nest_plan_hook(c, NEST_RLABEL(label));
+}
+
 static void nest_run_node(struct nest_ctx *c, int idx)
 {
 	const struct nest_node *nd = &c->tree->n[idx];
@@ -445,7 +491,6 @@ static void nest_plan_writer(struct nest_ctx *c)
 	int d;
 
 	c->children[idx] = 0;
-	c->head_busy[idx] = 0;
 	c->stack[c->depth++] = idx;
 	d = c->depth;
 	rbn_user_context = d - 1;
@@ -469,7 +514,11 @@ static bool nest_filler(struct nest_ctx *c, unsigned int total)
 	ev = rbn_reserve(c->buffer, len);
 	if (!ev || rbn_event_length(ev) != total)
 		return false;
-	nest_fill(rbn_event_data(ev), NEST_FILLER_ID, len, 0);
+	if (c->nr_fillers < NEST_MAX_EVENTS)
+		c->filler_ts[c->nr_fillers++] = rbn_event_ts(c->buffer, ev);
+	/* only its id: nobody checks a filler's payload, and it is big */
+	memcpy(rbn_event_data(ev), &(unsigned int){ NEST_FILLER_ID },
+	       sizeof(unsigned int));
 	rbn_commit(c->buffer, ev);
 	return true;
 }
@@ -479,6 +528,7 @@ static void nest_begin(struct nest_ctx *c, const struct nest_tree *t,
 		       u64 base, u64 step, u64 jump, long jump_at)
 {
 	rbn_test_set_hook(NULL, NULL);
+	rbn_test_set_reader_hook(NULL, NULL);
 	rbn_reset(c->buffer);
 	c->tree = t;
 	c->now = base;
@@ -498,12 +548,16 @@ static void nest_begin(struct nest_ctx *c, const struct nest_tree *t,
 	c->nr_ids = 0;
 	c->nr_read = 0;
 	c->lost = 0;
+	c->lost_pending = 0;
+	c->nr_fillers = 0;
 	c->payload_bad = 0;
 	c->err[0] = 0;
 	c->plan = NULL;
 	c->plan_next = 0;
 	c->nr_points = 0;
 	c->nr_writers = 0;
+	c->in_reader = 0;
+	c->overwrite = false;
 	c->refused = 0;
 	c->lost_uncounted = 0;
 	c->drop_planned = false;
@@ -523,7 +577,9 @@ static inline void nest_run_plan(struct nest_ctx *c, const struct nest_plan *p,
 	c->nr_points = 0;
 	c->points = points;
 	rbn_test_set_hook(nest_hook, c);
+	rbn_test_set_reader_hook(nest_reader_hook, c);
 	nest_plan_writer(c);
+	rbn_test_set_reader_hook(NULL, NULL);
 	rbn_test_set_hook(NULL, NULL);
 	c->points = NULL;
 }

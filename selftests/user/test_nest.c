@@ -3,10 +3,13 @@
  * test_nest.c - exhaustive nesting of writers on the real rb_core.c.
  *
  * A scenario is a plan (nest_harness.h): actions taken at points of the
- * run, where a point is a hook call of the core (a label) or the moment
- * after an action taken at one. The actions are a nested writer one
- * context level up (softirq, hardirq, NMI), a reader on another CPU
- * consuming an event or taking a sub-buffer, or a jump of the clock.
+ * run, where a point is a hook call of the core (a label of the write
+ * path, or of the reader's page swap) or the moment after an action taken
+ * at one. The actions are a nested writer one context level up (softirq,
+ * hardirq, NMI), a reader on another CPU consuming an event, taking a
+ * sub-buffer or (overwrite) consuming everything there is, or a jump of
+ * the clock. Inside a reader's swap the actions are writers: the CPU's
+ * writers run while the reader is between two of its accesses.
  *
  * The plans are enumerated depth first: a plan is run, and every point
  * its run offered after its last action is where one more action can go.
@@ -22,7 +25,8 @@
  *
  * Each plan runs at several positions in a sub-buffer (first event of a
  * page, middle, exactly filling it, crossing its end, nested writers
- * crossing it, a full producer/consumer ring where reserves are refused).
+ * crossing it, a full producer/consumer ring where reserves are refused,
+ * a reader that keeps up on a ring gone round once).
  * After each run a reader rebuilds the time stamps and nest_check() checks
  * the invariants, and at every step: a reader acting at a point sees only
  * whole, committed events; the outermost commit leaves everything
@@ -33,8 +37,12 @@
  * sub-buffers, where the outermost writer or a nested one pushes the head
  * and readers swap pages at the points, with the counters checked exactly.
  *
- * Every label of enum rbn_label must get a nested writer somewhere, or
- * the test fails: the enum and the enumeration stay in step.
+ * Overwrite also checks where the reader is told of lost events: with the
+ * first event read after them, never before and never later.
+ *
+ * Every label of enum rbn_label and of enum rbn_reader_label must get a
+ * writer somewhere, or the test fails: the enums and the enumeration stay
+ * in step.
  *
  * RBN_NEST_QUICK=1 runs a sample (sanitizer builds): every 7th four-writer
  * plan, and of the plans that end with a reader action or a clock jump
@@ -57,12 +65,20 @@ enum pos {
 	POS_FILL_NESTED_ABS,	/* the same with the depth-2 event absolute */
 	POS_SHORT_NESTED,	/* a depth-2 event and the root leave 4 bytes */
 	POS_FULL,	/* producer/consumer ring full: the root is refused */
+	/*
+	 * On the same small ring, gone round once: the reader keeps up. Its
+	 * page is the tail page, read to its end, and the pages ahead were
+	 * written and read in the last round.
+	 */
+	POS_CAUGHT_UP_NESTED,	/* the root (or a writer in its place) fits */
+	POS_CAUGHT_UP_CROSS,	/* the root crosses onto a reused page */
 	NR_POS
 };
 
 static const char * const pos_name[NR_POS] = {
 	"page-start", "middle", "exact-fill", "crossing", "nested-crossing",
-	"fill-after-nested", "fill-after-abs", "short-after-nested", "full"
+	"fill-after-nested", "fill-after-abs", "short-after-nested", "full",
+	"caught-up-nested", "caught-up-crossing"
 };
 
 /* Payload per depth: small, small, large (type_len 0), small. */
@@ -107,11 +123,11 @@ struct family {
 	unsigned long by_clk[NR_CLK];
 	unsigned long by_writers[MAX_WRITERS + 1];
 	unsigned long by_action[NEST_JUMP + 1];
-	unsigned long label_writer[RBN_NR_LABELS];
-	unsigned long label_reader[RBN_NR_LABELS];
+	unsigned long label_writer[NEST_NR_LABELS];
+	unsigned long label_reader[NEST_NR_LABELS];
 	unsigned long refused, dropped;
 	/* (label, depth, position, clock) combinations exercised */
-	unsigned char combo[RBN_NR_LABELS][MAX_WRITERS + 1][NR_POS][NR_CLK];
+	unsigned char combo[NEST_NR_LABELS][MAX_WRITERS + 1][NR_POS][NR_CLK];
 	/* overwrite: the counters, summed */
 	unsigned long overrun, lost, read, uncounted_pages;
 	bool overwrite;
@@ -120,7 +136,7 @@ struct family {
 };
 
 static struct nest_ctx ctx;
-static unsigned long all_label_writer[RBN_NR_LABELS];
+static unsigned long all_label_writer[NEST_NR_LABELS];
 
 static unsigned int subbuf_room(struct family *f)
 {
@@ -139,8 +155,10 @@ static unsigned int pos_room(int pos, unsigned int subbuf)
 		return root;
 	case POS_CROSS:
 	case POS_FULL:
+	case POS_CAUGHT_UP_CROSS:
 		return root - 4;
 	case POS_NESTED:
+	case POS_CAUGHT_UP_NESTED:
 		/* the root with a stamp fits; a depth-2 event does not */
 		return root + 8 + 20;
 	case POS_FILL_NESTED:
@@ -225,6 +243,13 @@ static bool fill(struct family *f, unsigned int total)
  */
 #define FULL_SLACK	16
 
+/* Consume every event there is, without the hook and without a record. */
+static void consume_quietly(struct family *f)
+{
+	while (rbn_consume(f->buffer, 0, NULL, NULL))
+		;
+}
+
 /* Producer/consumer family: fill the sub-buffer for the position. */
 static bool setup_nest(struct family *f)
 {
@@ -237,6 +262,23 @@ static bool setup_nest(struct family *f)
 	for (i = 2; i <= MAX_WRITERS; i++)
 		ctx.len_by_depth[i] = depth_len[i];
 	memset(ctx.repeat_by_depth, 0, sizeof(ctx.repeat_by_depth));
+	if (f->pos == POS_CAUGHT_UP_NESTED || f->pos == POS_CAUGHT_UP_CROSS) {
+		/*
+		 * Round the ring once, the reader consuming as it goes; then
+		 * the tail page up to the room, read to its end. The reader
+		 * copies nothing: none of this is the scenario's.
+		 */
+		for (i = 0; i < rbn_nr_subbufs(f->buffer); i++) {
+			if (!fill(f, subbuf - FULL_SLACK))
+				return false;
+			consume_quietly(f);
+		}
+		if (!fill(f, subbuf - room))
+			return false;
+		consume_quietly(f);
+		f->extra = 0;
+		return true;
+	}
 	if (f->pos == POS_FULL) {
 		/* every sub-buffer of the ring full but the last one's end */
 		for (i = 0; i + 1 < rbn_nr_subbufs(f->buffer); i++)
@@ -335,7 +377,9 @@ static int plan_writes(const struct nest_plan *p, int *readers, int *jump)
 static void describe(const struct nest_plan *p, const struct nest_point *pts,
 		     char *buf, size_t size)
 {
-	static const char * const act[] = { "write", "consume", "take-page" };
+	static const char * const act[] = {
+		"write", "consume", "take-page", "drain"
+	};
 	int len = 0;
 
 	buf[0] = 0;
@@ -344,9 +388,69 @@ static void describe(const struct nest_plan *p, const struct nest_point *pts,
 
 		len += snprintf(buf + len, size - len, " %s@%s(depth %d, point %d)",
 				p->action[i] >= NEST_JUMP ? "clock" :
-				act[p->action[i]], rbn_label_name(np->label),
+				act[p->action[i]], nest_label_name(np->label),
 				np->depth, p->point[i]);
 	}
+}
+
+/*
+ * Overwrite: a reader is told of lost events where they were, with the
+ * first event it reads after them. So when it reads an event, the counts
+ * it got so far cover every overwritten event older than that one, and
+ * none newer. Times grow along the buffer and sub-buffers are lost whole;
+ * only a zero-delta event is shown at a time that is not its writer's (the
+ * one of the event before it), so it counts on neither side for sure.
+ */
+static bool lost_where_reported(struct nest_ctx *c)
+{
+	static unsigned char was_read[NEST_MAX_EVENTS], filler_read[NEST_MAX_EVENTS];
+	static u64 gone[2 * NEST_MAX_EVENTS];
+	static unsigned char exact[2 * NEST_MAX_EVENTS];
+	unsigned int nr_gone = 0, i, j;
+	unsigned long told = 0;
+
+	memset(was_read, 0, c->nr_ids);
+	memset(filler_read, 0, c->nr_fillers);
+	for (i = 0; i < c->nr_read; i++) {
+		if (c->rd[i].id < c->nr_ids) {
+			was_read[c->rd[i].id] = 1;
+			continue;
+		}
+		for (j = 0; j < c->nr_fillers; j++)
+			if (c->filler_ts[j] == c->rd[i].ts)
+				filler_read[j] = 1;
+	}
+	for (i = 0; i < c->nr_ids; i++) {
+		if (!c->rec[i].written || was_read[i])
+			continue;
+		gone[nr_gone] = c->rec[i].ts;
+		exact[nr_gone++] = !(c->rec[i].flags & RBN_EV_ZERO_DELTA);
+	}
+	for (j = 0; j < c->nr_fillers; j++) {
+		if (filler_read[j])
+			continue;
+		gone[nr_gone] = c->filler_ts[j];
+		exact[nr_gone++] = 1;
+	}
+	for (i = 0; i < c->nr_read; i++) {
+		unsigned long older = 0, maybe = 0;
+		u64 ts = c->rd[i].ts;
+
+		told += c->rd[i].lost;
+		for (j = 0; j < nr_gone; j++) {
+			if (exact[j] && gone[j] < ts)
+				older++;
+			if (!exact[j] || gone[j] <= ts)
+				maybe++;
+		}
+		if (told < older || told > maybe) {
+			snprintf(c->err, sizeof(c->err),
+				 "read %u (ts %llu): told of %lu lost events so far, %lu older ones were lost (%lu at most)",
+				 i, (unsigned long long)ts, told, older, maybe);
+			return false;
+		}
+	}
+	return true;
 }
 
 /*
@@ -365,6 +469,7 @@ static int run_plan(struct family *f, const struct nest_plan *p, int clk,
 	writes = plan_writes(p, &readers, &jump);
 	clk_setup(clk, &base, &jv);
 	nest_begin(&ctx, NULL, base, 1, jv, -1);
+	ctx.overwrite = f->overwrite;
 	if (!f->setup(f)) {
 		snprintf(ctx.err, sizeof(ctx.err), "the fillers of %s failed",
 			 f->overwrite ? ow_pos_name[f->pos] : pos_name[f->pos]);
@@ -376,6 +481,9 @@ static int run_plan(struct family *f, const struct nest_plan *p, int clk,
 		/* a reader saw only committed events; now every one is */
 		nest_drain(&ctx);
 		rbn_cpu_stats(f->buffer, 0, &st);
+		if (f->overwrite && !ctx.lost_uncounted &&
+		    !lost_where_reported(&ctx))
+			ok = false;
 		/*
 		 * A reader that copies out the page the commit is still on
 		 * copies the discarded event at its end too, and has no
@@ -387,7 +495,7 @@ static int run_plan(struct family *f, const struct nest_plan *p, int clk,
 			ctx.lost = st.overrun;
 			ctx.lost_uncounted = 0;
 		}
-		ok = nest_check(&ctx, f->extra);
+		ok = nest_check(&ctx, f->extra) && ok;
 	}
 	rbn_cpu_stats(f->buffer, 0, &st);
 	if (ok && ctx.drop_planned &&
@@ -474,6 +582,17 @@ static const unsigned int jump_kinds[MAX_WRITERS] = {
 
 static unsigned long quick_count;
 
+/*
+ * The positions where the reader keeps up are about pages and readers:
+ * their plans run with the steady clock only (the clocks are the other
+ * positions' business, which run the same plans with every kind).
+ */
+static bool caught_up(const struct family *f)
+{
+	return !f->overwrite && (f->pos == POS_CAUGHT_UP_NESTED ||
+				 f->pos == POS_CAUGHT_UP_CROSS);
+}
+
 /* Run @p and every plan that extends it by actions after its last one. */
 static void explore(struct family *f, struct nest_plan *p)
 {
@@ -490,8 +609,12 @@ static void explore(struct family *f, struct nest_plan *p)
 		return;
 	}
 	np = run_plan(f, p, clk, pts);
-	/* the same plan without a jump with the clock near 2^59 */
-	if (jump < 0 && !f->overwrite) {
+	/*
+	 * The same plan without a jump with the clock near 2^59, unless a
+	 * reader acts in it: readers rebuild times the same way at the end
+	 * of every plan, and the writers' plans run near 2^59 without one.
+	 */
+	if (jump < 0 && !readers && !f->overwrite && !caught_up(f)) {
 		struct nest_point pts2[NEST_MAX_POINTS];
 
 		run_plan(f, p, CLK_HIGH, pts2);
@@ -505,7 +628,15 @@ static void explore(struct family *f, struct nest_plan *p)
 
 		p->point[n] = pt;
 		p->n = n + 1;
+		/*
+		 * Writers run inside a reader's consume: its swap of the
+		 * head page is the one a page take and a drain go through
+		 * too. A page take and a drain (overwrite) are there for
+		 * what the reader does with the pages the writers left, and
+		 * run alone.
+		 */
 		if (writes < f->b.writes && at->depth < MAX_WRITERS &&
+		    (!at->reader || at->reader == NEST_CONSUME) &&
 		    !(f->overwrite && f->pos == OW_LAP &&
 		      (writes >= 2 || (at->depth == 1 && at->children))) &&
 		    !(f->overwrite && f->pos == OW_LAP && readers && writes >= 1) &&
@@ -516,15 +647,24 @@ static void explore(struct family *f, struct nest_plan *p)
 			p->action[n] = NEST_WRITE;
 			explore(f, p);
 		}
-		if (readers < f->b.readers && !at->head_busy &&
+		if (readers < f->b.readers && !at->head_busy && !at->reader &&
 		    !(f->overwrite && f->pos == OW_LAP && writes > 1) &&
 		    writes <= f->b.writes_reader && jump < 0) {
 			p->action[n] = NEST_CONSUME;
 			explore(f, p);
 			p->action[n] = NEST_READ_PAGE;
 			explore(f, p);
+			/*
+			 * Overwrite: a reader that keeps reading gets to the
+			 * pages the writers just claimed.
+			 */
+			if (f->overwrite) {
+				p->action[n] = NEST_DRAIN;
+				explore(f, p);
+			}
 		}
-		if (f->b.jumps && jump < 0 && !readers &&
+		if (f->b.jumps && jump < 0 && !readers && !caught_up(f) &&
+		    at->label < RBN_NR_LABELS &&
 		    (writes <= f->b.writes_jump ||
 		     (writes == f->b.writes && (pt == start || pt == np - 1)))) {
 			for (int k = CLK_JUMP; k < NR_CLK; k++) {
@@ -543,7 +683,7 @@ static void print_family(struct family *f)
 	unsigned long combos = 0, labels = 0;
 	int i, d, pos, clk;
 
-	for (i = 0; i < RBN_NR_LABELS; i++) {
+	for (i = 0; i < NEST_NR_LABELS; i++) {
 		labels += !!f->label_writer[i];
 		for (d = 0; d <= MAX_WRITERS; d++)
 			for (pos = 0; pos < NR_POS; pos++)
@@ -554,10 +694,11 @@ static void print_family(struct family *f)
 		   f->name, f->scenarios - f->failed, f->failed,
 		   f->quick_skipped ? " (quick sample)" : "");
 	ktap_print("  %lu distinct (label, depth, position, clock) combinations of a nested writer; %lu of %d labels",
-		   combos, labels, RBN_NR_LABELS);
-	ktap_print("  actions: %lu nested writers, %lu reader consumes, %lu page takes, %lu clock jumps",
+		   combos, labels, NEST_NR_LABELS);
+	ktap_print("  actions: %lu nested writers, %lu reader consumes, %lu page takes, %lu drains, %lu clock jumps",
 		   f->by_action[NEST_WRITE], f->by_action[NEST_CONSUME],
-		   f->by_action[NEST_READ_PAGE], f->by_action[NEST_JUMP]);
+		   f->by_action[NEST_READ_PAGE], f->by_action[NEST_DRAIN],
+		   f->by_action[NEST_JUMP]);
 	for (pos = 0; pos < NR_POS; pos++)
 		if (f->by_pos[pos])
 			ktap_print("  position %-18s %lu", f->overwrite ?
@@ -575,7 +716,7 @@ static void print_family(struct family *f)
 	if (f->overwrite)
 		ktap_print("  overrun %lu = lost seen by the reader %lu; read %lu; %lu pages taken with missed events but no room for their count",
 			   f->overrun, f->lost, f->read, f->uncounted_pages);
-	for (i = 0; i < RBN_NR_LABELS; i++)
+	for (i = 0; i < NEST_NR_LABELS; i++)
 		all_label_writer[i] += f->label_writer[i];
 }
 
@@ -640,8 +781,8 @@ static bool family_nest(bool quick)
 	/* the full ring: a small one, the same family */
 	ctx.buffer = full->buffer;
 	ctx.page = rbn_alloc_read_page(full->buffer, 0);
-	full->pos = POS_FULL;
-	explore(full, &p);
+	for (full->pos = POS_FULL; full->pos < NR_POS; full->pos++)
+		explore(full, &p);
 	rbn_free_read_page(full->buffer, 0, ctx.page);
 	ctx.page = NULL;
 	for (int i = 0; i < NR_POS; i++)
@@ -652,13 +793,14 @@ static bool family_nest(bool quick)
 		f->by_writers[i] += full->by_writers[i];
 	for (int i = 0; i <= NEST_JUMP; i++)
 		f->by_action[i] += full->by_action[i];
-	for (int i = 0; i < RBN_NR_LABELS; i++) {
+	for (int i = 0; i < NEST_NR_LABELS; i++) {
 		f->label_writer[i] += full->label_writer[i];
 		f->label_reader[i] += full->label_reader[i];
 		for (int d = 0; d <= MAX_WRITERS; d++)
 			for (int c = 0; c < NR_CLK; c++)
-				f->combo[i][d][POS_FULL][c] |=
-					full->combo[i][d][POS_FULL][c];
+				for (int pos = POS_FULL; pos < NR_POS; pos++)
+					f->combo[i][d][pos][c] |=
+						full->combo[i][d][pos][c];
 	}
 	f->scenarios += full->scenarios;
 	f->failed += full->failed;
@@ -727,15 +869,16 @@ static bool labels_reached(void)
 {
 	int missing = 0;
 
-	for (int i = 0; i < RBN_NR_LABELS; i++) {
+	for (int i = 0; i < NEST_NR_LABELS; i++) {
 		if (all_label_writer[i])
 			continue;
 		ktap_print("label %s: no scenario put a nested writer there",
-			   rbn_label_name(i));
+			   nest_label_name(i));
 		missing++;
 	}
-	ktap_print("%d of %d labels had a nested writer", RBN_NR_LABELS - missing,
-		   RBN_NR_LABELS);
+	ktap_print("%d of %d labels (%d of the write path, %d of the reader's swap) had a writer",
+		   NEST_NR_LABELS - missing, NEST_NR_LABELS, RBN_NR_LABELS,
+		   RBN_NR_READER_LABELS);
 	return !missing;
 }
 
@@ -747,8 +890,9 @@ int main(void)
 	rbn_user_nr_cpus = 1;
 
 	ktap_start(3);
-	ktap_print("plans of 1 to 4 writers (depth up to 4), 0-2 interrupts per writer at any of the points of %d labels the code reaches%s",
-		   RBN_NR_LABELS, quick ? ", quick sample of 4-writer plans" : "");
+	ktap_print("plans of 1 to 4 writers (depth up to 4), 0-2 interrupts per writer at any of the points of %d labels (%d of the reader's swap) the code reaches%s",
+		   NEST_NR_LABELS, RBN_NR_READER_LABELS,
+		   quick ? ", quick sample of 4-writer plans" : "");
 	ktap_result(family_nest(quick), "nest_exhaustive");
 	ktap_result(family_overwrite(quick), "nest_overwrite_readers");
 	ktap_result(labels_reached(), "nest_every_label_reached");
