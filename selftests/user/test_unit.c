@@ -3551,6 +3551,49 @@ static void t_label_names(void)
 		   ARRAY_SIZE_LENS(out));
 }
 
+/*
+ * The names of the reader's swap labels (test_nest prints them): every
+ * one named "r_...", none twice, none out of range.
+ */
+static void t_reader_label_names(void)
+{
+	static const int out[] = { INT_MIN, -1, RBN_NR_READER_LABELS,
+				   RBN_NR_READER_LABELS + 1, INT_MAX };
+	unsigned int named = 0, dups = 0, i;
+	int a, b;
+
+	for (a = 0; a < RBN_NR_READER_LABELS; a++) {
+		const char *name = rbn_reader_label_name(a);
+
+		if (!CHECK(name && !strncmp(name, "r_", 2) && name[2],
+			   "reader label %d: \"%s\"", a, name ?: "(null)"))
+			continue;
+		named++;
+		for (b = 0; b < a; b++) {
+			const char *other = rbn_reader_label_name(b);
+
+			if (other && !strcmp(name, other)) {
+				CHECK(0, "reader labels %d and %d are both \"%s\"",
+				      b, a, name);
+				dups++;
+			}
+		}
+	}
+	for (i = 0; i < ARRAY_SIZE_LENS(out); i++)
+		CHECK(!rbn_reader_label_name(out[i]),
+		      "reader label %d out of range named \"%s\"", out[i],
+		      rbn_reader_label_name(out[i]));
+	CHECK(!strcmp(rbn_reader_label_name(RBN_RLABEL_COMMIT_PAGE),
+		      "r_commit_page") &&
+	      !strcmp(rbn_reader_label_name(RBN_RLABEL_SWAPPED), "r_swapped"),
+	      "names of r_commit_page, r_swapped");
+	ktap_print("%u of %d reader labels named (%s .. %s), %u duplicate names, %zu values out of range without a name",
+		   named, RBN_NR_READER_LABELS,
+		   rbn_reader_label_name(0) ?: "?",
+		   rbn_reader_label_name(RBN_NR_READER_LABELS - 1) ?: "?",
+		   dups, ARRAY_SIZE_LENS(out));
+}
+
 static void t_no_warnings(void)
 {
 	ktap_print("rbn_user_warnings %lu", rbn_user_warnings);
@@ -3650,6 +3693,7 @@ static const struct tcase cases[] = {
 	{ "resets_and_prepared_iters", t_resets_and_prepared_iters },
 	{ "nmi_unsafe_cmpxchg", t_nmi_unsafe },
 	{ "label_names", t_label_names },
+	{ "reader_label_names", t_reader_label_names },
 	{ "no_warnings", t_no_warnings },
 };
 
