@@ -735,11 +735,19 @@ static int rb_handle_head_page(struct rbn_cpu_buffer *cpu_buffer,
 {
 	struct rbn_buffer *buffer = cpu_buffer->buffer;
 	struct rbn_bpage *new_head;
-	unsigned long entries;
+	unsigned long entries, bytes;
 	unsigned long type;
 	unsigned long ret;
 
+	/*
+	 * What the push will take off the counters, read before the flag
+	 * changes: once a writer nested after our HEAD -> UPDATE has helped
+	 * with the push, it resets next_page (rb_tail_page_update()) and
+	 * writes there. Until then nothing changes either count: the tail
+	 * is behind the page and the commit too (rb_move_tail()).
+	 */
 	entries = rb_page_entries(next_page);
+	bytes = rb_page_commit(next_page);
 	/*
 	 * A writer nested here pushes the head itself (our cmpxchg then
 	 * finds NORMAL) or finds the ring unchanged. A reader swapping the
@@ -769,7 +777,7 @@ static int rb_handle_head_page(struct rbn_cpu_buffer *cpu_buffer,
 	if (type == RB_PAGE_HEAD) {
 		local_add(entries, &cpu_buffer->overrun);
 		RBN_HOOK(buffer, cpu_buffer->cpu, RBN_LABEL_HEAD_OVERRUN);
-		local_sub(rb_page_commit(next_page), &cpu_buffer->entries_bytes);
+		local_sub(bytes, &cpu_buffer->entries_bytes);
 	}
 	/* UPDATE: we interrupted a writer in the middle of this push. */
 	RBN_HOOK(buffer, cpu_buffer->cpu, RBN_LABEL_PAGE_HEAD);

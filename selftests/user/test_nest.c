@@ -529,6 +529,16 @@ static int run_plan(struct family *f, const struct nest_plan *p, int clk,
 		f->lost += ctx.lost;
 		f->read += st.read;
 	}
+	/*
+	 * Everything was read: no byte is left in the fill level (bytes
+	 * written, minus those of overwritten sub-buffers, minus read).
+	 */
+	if (ok && st.bytes) {
+		snprintf(ctx.err, sizeof(ctx.err),
+			 "%llu bytes left unread after the drain",
+			 (unsigned long long)st.bytes);
+		ok = false;
+	}
 	if (ok && !rbn_cpu_published(f->buffer, 0)) {
 		snprintf(ctx.err, sizeof(ctx.err), "not published at the end");
 		ok = false;
