@@ -1349,7 +1349,9 @@ static struct rbn_event *__rb_reserve_next(struct rbn_cpu_buffer *cpu_buffer,
 		 * undisturbed, and then the exact delta is zero, the time of
 		 * the event in front of us, as on the fast path. That is no
 		 * sandwich: the event is flagged for its clock, not for a
-		 * delta it lost. "after <= ts" only guards the subtraction.
+		 * delta it lost. Above ts write_stamp cannot be when nothing
+		 * was written after C: it is the time of a writer in front
+		 * of us, whose clock rb_clock_read() handed out before ours.
 		 *
 		 * The write index alone does not tell: when our event ends
 		 * at (or less than 8 bytes before) the end of the sub-buffer,
@@ -1368,7 +1370,8 @@ static struct rbn_event *__rb_reserve_next(struct rbn_cpu_buffer *cpu_buffer,
 		RBN_HOOK(buffer, cpu, RBN_LABEL_F_WRITE);
 		if (write == now_write &&
 		    READ_ONCE(cpu_buffer->tail_page) == tail_page &&
-		    info->after == info->before && info->after <= ts) {
+		    info->after == info->before &&
+		    !RBN_WARN_ON(info->after > ts)) {
 			info->delta = ts - info->after;
 		} else {
 			info->delta = 0;
