@@ -1011,13 +1011,17 @@ static struct rbn_event *rb_move_tail(struct rbn_cpu_buffer *cpu_buffer,
 			 * writers filled the buffer. The tail may not lap
 			 * the commit.
 			 *
-			 * Otherwise the tail is on the reader page itself
-			 * (the reader took the page the writers were on) and
-			 * its next pointer carries the HEAD flag: the tail may
-			 * leave the reader page. Only nested writers that
-			 * fill the whole ring get there, which the signal
-			 * stress does now and then; the deterministic tests
-			 * cannot.
+			 * Only nested writers that fill the whole ring get
+			 * here, which the signal stress does now and then;
+			 * the deterministic tests cannot.
+			 *
+			 * Otherwise the commit and the tail are both on the
+			 * reader page with the HEAD flag on its next pointer,
+			 * and the tail may leave it, as mainline lets it. We
+			 * know of no interleaving that gets there: a page the
+			 * reader takes with the writers on it keeps its next
+			 * pointer unflagged (the flag goes to the old reader
+			 * page's), and a changed pointer is MOVED above.
 			 */
 			local_inc(&cpu_buffer->commit_overrun);
 			goto out_drop;
@@ -2744,8 +2748,10 @@ bool rbn_cpu_published(struct rbn_buffer *buffer, int cpu)
  * True when a page of @cpu's ring carries the UPDATE flag: a writer is
  * between its HEAD -> UPDATE and UPDATE -> NORMAL, and a reader that
  * swaps the head page out spins until it is done. For tests that run a
- * reader nested in a writer on one thread: they keep it out of there.
- * Same rules as rbn_cpu_published().
+ * reader nested in a writer on one thread: they call it from the writer's
+ * test hook, on @cpu's thread, to keep the reader out of there. Never
+ * alongside a reader of @cpu on another thread, rbn_resize() or
+ * rbn_free(): it walks the ring without the reader lock.
  *
  * Return: true while a head push is under way, false otherwise or for a
  * CPU out of range.

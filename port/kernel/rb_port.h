@@ -135,10 +135,11 @@ void rbn_hook_call(struct rbn_buffer *buffer, int cpu, int label);
 	} while (0)
 
 /*
- * The reader's page swap runs with interrupts off under the reader lock;
- * the writers that meet it run on their own CPU. Its labels are for the
- * userspace enumeration, which runs a writer at each of them; the kernel
- * has no injection point there.
+ * The reader's page swap runs with interrupts off under the reader lock:
+ * the writers that meet it run on the buffer's own CPU while the reader
+ * runs on another, or in an NMI on the reader's CPU. Its labels are for
+ * the userspace enumeration, which runs a writer at each of them; the
+ * kernel's inject file arms the write path's labels only.
  */
 #define RBN_READER_HOOK(buffer, cpu, label)	do { } while (0)
 
