@@ -281,12 +281,16 @@ extern rbn_test_hook_fn rbn_user_hook;
 extern void *rbn_user_hook_arg;
 void rbn_test_set_hook(rbn_test_hook_fn fn, void *arg);
 
-#define RBN_HOOK(buffer, cpu, label)					\
+#define rbn_call_user_hook(hook, arg, buffer, cpu, label)		\
 	do {								\
-		rbn_test_hook_fn __fn = rbn_user_hook;			\
+		rbn_test_hook_fn __fn = (hook);				\
 		if (unlikely(__fn))					\
-			__fn((buffer), (cpu), (label), rbn_user_hook_arg); \
+			__fn((buffer), (cpu), (label), (arg));		\
 	} while (0)
+
+#define RBN_HOOK(buffer, cpu, label)					\
+	rbn_call_user_hook(rbn_user_hook, rbn_user_hook_arg,		\
+			   (buffer), (cpu), (label))
 
 /*
  * The test hook of the reader's page swap: rbn_test_set_reader_hook()
@@ -298,11 +302,7 @@ extern void *rbn_user_reader_hook_arg;
 void rbn_test_set_reader_hook(rbn_test_hook_fn fn, void *arg);
 
 #define RBN_READER_HOOK(buffer, cpu, label)				\
-	do {								\
-		rbn_test_hook_fn __fn = rbn_user_reader_hook;		\
-		if (unlikely(__fn))					\
-			__fn((buffer), (cpu), (label),			\
-			     rbn_user_reader_hook_arg);			\
-	} while (0)
+	rbn_call_user_hook(rbn_user_reader_hook, rbn_user_reader_hook_arg, \
+			   (buffer), (cpu), (label))
 
 #endif /* _RBN_PORT_USER_H */

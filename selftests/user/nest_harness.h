@@ -358,6 +358,7 @@ static void nest_plan_hook(struct nest_ctx *c, int label)
 {
 	const struct nest_plan *p = c->plan;
 	int top = c->depth ? c->stack[c->depth - 1] : -1;
+	int action;
 
 	for (;;) {
 		int pt = c->nr_points++;
@@ -388,31 +389,23 @@ static void nest_plan_hook(struct nest_ctx *c, int label)
 			c->now += c->jump;
 			continue;
 		}
-		switch (p->action[c->plan_next++]) {
-		case NEST_CONSUME:
-			c->reader_actions++;
-			c->in_reader = NEST_CONSUME;
-			nest_consume_one(c);
-			c->in_reader = 0;
-			break;
-		case NEST_READ_PAGE:
-			c->reader_actions++;
-			c->in_reader = NEST_READ_PAGE;
-			nest_read_page(c);
-			c->in_reader = 0;
-			break;
-		case NEST_DRAIN:
-			c->reader_actions++;
-			c->in_reader = NEST_DRAIN;
-			nest_drain(c);
-			c->in_reader = 0;
-			break;
-		default:
+		action = p->action[c->plan_next++];
+		if (action == NEST_WRITE) {
 			if (top >= 0)
 				c->children[top]++;
 			nest_plan_writer(c);
-			break;
+			continue;
 		}
+		/* A reader: the points it offers say which one runs. */
+		c->reader_actions++;
+		c->in_reader = action;
+		if (action == NEST_CONSUME)
+			nest_consume_one(c);
+		else if (action == NEST_READ_PAGE)
+			nest_read_page(c);
+		else
+			nest_drain(c);
+		c->in_reader = 0;
 	}
 }
 
