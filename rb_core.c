@@ -32,7 +32,8 @@
  * rbn-write-path: rb_update_event rb_add_time_stamp rb_move_tail
  * rbn-write-path: rb_reset_tail rb_tail_page_update rb_handle_head_page
  * rbn-write-path: rb_end_commit rb_set_commit_to_write rbn_commit
- * rbn-write-path: trace_recursive_lock rb_clock_read
+ * rbn-write-path: trace_recursive_lock rb_clock_read rbn_discard
+ * rbn-write-path: rb_try_to_discard
  */
 
 /* The write index and entry counter keep a tail update count above bit 20. */
@@ -82,6 +83,10 @@ struct rbn_nested {
 	struct rbn_event *event;
 	u64 ts;
 	unsigned int flags;
+	/* where it was reserved, for rbn_discard() */
+	struct rbn_bpage *bpage;
+	unsigned long start;	/* write index of its first byte (stamp included) */
+	unsigned long length;	/* bytes reserved, stamp included */
 };
 
 struct rbn_cpu_buffer {
@@ -106,6 +111,7 @@ struct rbn_cpu_buffer {
 	local_t overrun;
 	local_t commit_overrun;
 	local_t dropped;
+	local_t discarded;
 	local_t pages_touched;
 	local_t ts_slow;
 	local_t ts_abs;
@@ -151,6 +157,7 @@ struct rb_event_info {
 	u64 before;
 	u64 after;
 	unsigned long length;
+	unsigned long start;		/* write index the reserve got */
 	struct rbn_bpage *tail_page;
 	int add_timestamp;
 	unsigned int flags;
@@ -160,23 +167,20 @@ struct rb_event_info {
 /* Events                                                             */
 /* ------------------------------------------------------------------ */
 
-static inline bool rb_null_event(struct rbn_event *event)
-{
-	return event->type_len == RBN_TYPE_PADDING && !event->time_delta;
-}
-
 static inline u64 rb_event_time_stamp(struct rbn_event *event)
 {
 	return ((u64)event->array[0] << RBN_TS_SHIFT) | event->time_delta;
 }
 
-/* Bytes of an event, header included; 0 for the end-of-page padding. */
+/*
+ * Bytes of an event, header included. Inside the commit of a sub-buffer
+ * every padding has its length word: the bare 4-byte end marker of
+ * rb_reset_tail() is only ever written past the commit.
+ */
 static unsigned int rb_event_length(struct rbn_event *event)
 {
 	switch (event->type_len) {
 	case RBN_TYPE_PADDING:
-		if (rb_null_event(event))
-			return 0;
 		return event->array[0] + RBN_EVENT_HDR_SIZE;
 	case RBN_TYPE_TIME_EXTEND:
 		return RBN_LEN_TIME_EXTEND;
@@ -489,6 +493,11 @@ static const char * const rbn_label_names[RBN_NR_LABELS] = {
 	[RBN_LABEL_COMMIT_AGAIN] = "commit_again",
 	[RBN_LABEL_COMMIT_DONE] = "commit_done",
 	[RBN_LABEL_UNNEST] = "unnest",
+	[RBN_LABEL_DISCARD] = "discard",
+	[RBN_LABEL_DISCARD_ENTRIES] = "discard_entries",
+	[RBN_LABEL_DISCARD_TAIL] = "discard_tail",
+	[RBN_LABEL_DISCARD_STAMP] = "discard_stamp",
+	[RBN_LABEL_DISCARD_DONE] = "discard_done",
 };
 
 /**
@@ -897,12 +906,19 @@ static void rb_reset_tail(struct rbn_cpu_buffer *cpu_buffer,
 	unsigned long length = info->length;
 	struct rbn_event *event;
 
+	/*
+	 * Where the index goes back below, it may come back to a value a
+	 * discarding writer read (rb_try_to_discard()): its event ended
+	 * where ours began. The update count above RB_WRITE_MASK is bumped
+	 * at the same time, so that its cmpxchg() of the whole word fails
+	 * on a sub-buffer the tail has left.
+	 */
 	if (tail >= bsize) {
 		if (tail == bsize)
 			tail_page->real_end = 0;
 		/* No padding here: the index goes back right away. */
 		RBN_HOOK(cpu_buffer->buffer, cpu_buffer->cpu, RBN_LABEL_PAD_END);
-		local_sub(length, &tail_page->write);
+		local_add(RB_WRITE_INTCNT - length, &tail_page->write);
 		RBN_HOOK(cpu_buffer->buffer, cpu_buffer->cpu, RBN_LABEL_PAD_DONE);
 		return;
 	}
@@ -930,7 +946,7 @@ static void rb_reset_tail(struct rbn_cpu_buffer *cpu_buffer,
 		 * bytes back: it never writes over the padding.
 		 */
 		RBN_HOOK(cpu_buffer->buffer, cpu_buffer->cpu, RBN_LABEL_PAD);
-		local_sub(length, &tail_page->write);
+		local_add(RB_WRITE_INTCNT - length, &tail_page->write);
 		RBN_HOOK(cpu_buffer->buffer, cpu_buffer->cpu, RBN_LABEL_PAD_DONE);
 		return;
 	}
@@ -944,7 +960,12 @@ static void rb_reset_tail(struct rbn_cpu_buffer *cpu_buffer,
 	memset(&event->array[1], 0, bsize - tail - RB_EVNT_MIN_SIZE);
 	event->array[0] = (bsize - tail) - RBN_EVENT_HDR_SIZE;
 	event->type_len = RBN_TYPE_PADDING;
-	event->time_delta = 1;	/* a zero delta would mean "end of page" */
+	/*
+	 * Delta 1, as mainline writes it: its readers take a padding with
+	 * delta 0 for the end of the page. rbnest's readers add the 1 ns
+	 * like any delta; nothing follows on the page.
+	 */
+	event->time_delta = 1;
 	local_add(bsize - tail, &cpu_buffer->entries_bytes);
 	/* The discarded event is in place before the index moves. */
 	smp_wmb();
@@ -1458,6 +1479,7 @@ static struct rbn_event *rb_reserve_next_event(struct rbn_cpu_buffer *cpu_buffer
 
 	info.length = rb_calculate_event_length(length);
 	info.add_timestamp = RB_ADD_STAMP_NONE;
+	info.start = 0;
 	info.flags = 0;
 again:
 	/* A page switch is retried; a thousand of them is a broken ring. */
@@ -1478,6 +1500,9 @@ again:
 		n->event = event;
 		n->ts = info.clock;
 		n->flags = info.flags;
+		n->bpage = info.tail_page;
+		n->start = info.start;
+		n->length = info.length;
 		RBN_HOOK(cpu_buffer->buffer, cpu_buffer->cpu, RBN_LABEL_RESERVED);
 		return event;
 	}
@@ -1577,6 +1602,179 @@ void rbn_commit(struct rbn_buffer *buffer, struct rbn_event *event)
 
 	cpu_buffer->nest--;
 	/* A writer nested here reuses our slot of nested[]. */
+	RBN_HOOK(buffer, cpu_buffer->cpu, RBN_LABEL_UNNEST);
+	trace_recursive_unlock(cpu_buffer);
+	rbn_port_preempt_enable();
+}
+
+/*
+ * Give the bytes of a discarded event back when nothing was reserved
+ * behind it: the tail is still on its sub-buffer and the write index still
+ * ends where the event (and its time extend or stamp) ends. Returns true
+ * when they were given back.
+ *
+ * The event's stamp is then gone from the page, but write_stamp still
+ * holds it (our D, or the D of a writer nested in our reserve). No writer
+ * may take a delta from it any more: the page's time where the next event
+ * goes is the time of the event in front of ours, which is not known here
+ * (it may be in a time extend or an absolute stamp). That is mainline's
+ * "force absolute timestamp on discard of event", done here on write_stamp
+ * instead of before_stamp: write_stamp is set to 0, the floor of a clock
+ * that never goes back on this CPU (last_ts starts at 0 at a reset), so
+ * that:
+ *
+ *  - the next writer's A sees before_stamp != write_stamp and writes an
+ *    absolute stamp (unless before_stamp is 0 too: then every time taken
+ *    on the CPU since the reset was 0, and a delta from 0 is exact);
+ *  - a writer we interrupted on its slow path between its read of
+ *    before_stamp and its E cannot find write_stamp equal to that value
+ *    (but for the same 0) and take a delta from our lost stamp. Clearing
+ *    before_stamp instead,
+ *    as mainline does, leaves write_stamp at our time, which that writer
+ *    compares with a before_stamp it read earlier: they are equal when
+ *    the clock read the same value for both (a clock that stands still,
+ *    or one behind last_ts, which gives last_ts), and the writer takes a
+ *    delta from a time that is no longer on the page. test_nest found
+ *    exactly that with the clock one nanosecond back.
+ */
+static bool rb_try_to_discard(struct rbn_cpu_buffer *cpu_buffer,
+			      struct rbn_nested *n)
+{
+	struct rbn_buffer *buffer = cpu_buffer->buffer;
+	unsigned long end = n->start + n->length;
+	unsigned long write;
+
+	/*
+	 * The index first, then the tail: a writer nested between the two
+	 * either reserves behind us (the index moves and the cmpxchg below
+	 * fails) or moves the tail on, which the tail read sees. The other
+	 * way round, a writer moving the tail on could leave the index at
+	 * our end again (rb_reset_tail() gives back what did not fit) after
+	 * setting the page's real end there.
+	 */
+	write = local_read(&n->bpage->write);
+	if (READ_ONCE(cpu_buffer->tail_page) != n->bpage ||
+	    (write & RB_WRITE_MASK) != end) {
+		/*
+		 * A writer nested after our C reserved behind us (on this
+		 * page, or it moved the tail on): the event stays in place
+		 * as padding, and its delta stays on the page, because that
+		 * writer may have taken its delta from our stamp.
+		 */
+		RBN_HOOK(buffer, cpu_buffer->cpu, RBN_LABEL_DISCARD_TAIL);
+		return false;
+	}
+	/*
+	 * A writer nested here reserves behind us: the cmpxchg below fails
+	 * and the event stays in place. On this page the index moved; a
+	 * writer that did not fit and moved the tail on gave its bytes back
+	 * to the index, which is then our end again, but it bumped the
+	 * update count above RB_WRITE_MASK (rb_reset_tail()), and the
+	 * cmpxchg compares the whole word. Without that, our bytes would go
+	 * back on a page the tail left: a writer we interrupted before its
+	 * C would write there, in front of events reserved after it, and a
+	 * reader taking the page whole would read up to the real end that
+	 * writer set. The writer behind us took its delta from write_stamp,
+	 * our time, which the padding's delta keeps on the page: it is read
+	 * exactly. (Clearing write_stamp below then only costs the next
+	 * event an absolute stamp.)
+	 */
+	RBN_HOOK(buffer, cpu_buffer->cpu, RBN_LABEL_DISCARD_TAIL);
+	/* Before the bytes go: a writer must not see a valid stamp pair. */
+	local64_set(&cpu_buffer->write_stamp, 0);
+	/*
+	 * A writer nested here sees before_stamp != write_stamp and writes
+	 * an absolute stamp, behind us (on this page, or on the next one
+	 * with the update count bumped here): the cmpxchg fails, the event
+	 * stays in place, and its delta is still right for what is in
+	 * front. The
+	 * writer's D leaves both stamps at its own time, which is right for
+	 * the event after it.
+	 *
+	 * A writer we interrupted between its A and C goes on after we
+	 * return. If we gave the bytes back, its C finds the write index
+	 * where its A read it, and it writes where we were, on its fast
+	 * path, with the delta from the stamps its A read, those of the
+	 * event in front of us: exact. If its B is still to come, the
+	 * cmpxchg there fails (before_stamp holds our time, not what its A
+	 * read) and its D makes write_stamp differ from before_stamp: the
+	 * event after it is forced absolute, nothing worse.
+	 */
+	RBN_HOOK(buffer, cpu_buffer->cpu, RBN_LABEL_DISCARD_STAMP);
+	if (local_cmpxchg(&n->bpage->write, write,
+			  (write & ~RB_WRITE_MASK) | n->start) != write)
+		return false;
+	local_sub(n->length, &cpu_buffer->entries_bytes);
+	return true;
+}
+
+/**
+ * rbn_discard - drop a reserved event instead of committing it
+ * @buffer:	the buffer
+ * @event:	the event rbn_reserve() returned, not committed
+ *
+ * Call it instead of rbn_commit() (never both), on the same CPU in the
+ * same context, as mainline's ring_buffer_discard_commit(): it ends the
+ * reserve as rbn_commit() does, publishing nested events if this was the
+ * outermost writer. The event is neither an entry nor lost: it is counted
+ * in rbn_cpu_stats()' @discarded only.
+ *
+ * When nothing was reserved behind the event, its bytes (with its time
+ * extend or absolute stamp) are given back to the sub-buffer, and the next
+ * event on the CPU writes an absolute stamp. Otherwise it stays in place
+ * as a discarded event: a padding of the same length (payload cleared)
+ * that keeps the event's time delta. That delta is time for every reader
+ * of the page (rbn_consume(), the iterator, and libtraceevent's kbuffer,
+ * which adds a padding's delta): writers nested behind the event took
+ * their deltas from its stamp.
+ *
+ * Calling it for an event that is not the innermost one being written on
+ * this CPU is a bug: it warns and ends the innermost reserve as
+ * rbn_commit() does; called with no reserve in progress it only warns.
+ */
+void rbn_discard(struct rbn_buffer *buffer, struct rbn_event *event)
+{
+	struct rbn_cpu_buffer *cpu_buffer;
+	struct rbn_nested *n;
+	unsigned int len;
+
+	cpu_buffer = buffer->cpu_buffers[rbn_port_cpu()];
+	if (RBN_WARN_ON(!cpu_buffer->nest))
+		return;
+	if (RBN_WARN_ON(cpu_buffer->nested[cpu_buffer->nest - 1].event !=
+			event)) {
+		rbn_commit(buffer, event);
+		return;
+	}
+	n = &cpu_buffer->nested[cpu_buffer->nest - 1];
+
+	/*
+	 * A padding of the event's length that keeps its delta. No reader
+	 * sees it before the commit below: the bytes are still ours. A
+	 * writer nested at any label from here on is behind us, and took
+	 * its delta (if any) from write_stamp, our stamp or a later one.
+	 */
+	len = rb_event_length(event);
+	event->array[0] = len - RBN_EVENT_HDR_SIZE;
+	memset(&event->array[1], 0, len - RB_EVNT_MIN_SIZE);
+	event->type_len = RBN_TYPE_PADDING;
+	RBN_HOOK(buffer, cpu_buffer->cpu, RBN_LABEL_DISCARD);
+	/*
+	 * The page counted us at our reserve; a reader taking the page
+	 * whole, or a head push losing it, counts its entries. Neither
+	 * happens to our page before our commit: the reader stops at the
+	 * commit, and the tail cannot lap the commit page.
+	 */
+	local_dec(&n->bpage->entries);
+	RBN_HOOK(buffer, cpu_buffer->cpu, RBN_LABEL_DISCARD_ENTRIES);
+	rb_try_to_discard(cpu_buffer, n);
+	local_inc(&cpu_buffer->discarded);
+	/* A writer nested here is behind us, or where our bytes were. */
+	RBN_HOOK(buffer, cpu_buffer->cpu, RBN_LABEL_DISCARD_DONE);
+
+	rb_end_commit(cpu_buffer);
+	RBN_HOOK(buffer, cpu_buffer->cpu, RBN_LABEL_COMMIT_DONE);
+	cpu_buffer->nest--;
 	RBN_HOOK(buffer, cpu_buffer->cpu, RBN_LABEL_UNNEST);
 	trace_recursive_unlock(cpu_buffer);
 	rbn_port_preempt_enable();
@@ -1834,7 +2032,12 @@ static void rb_update_read_stamp(struct rbn_cpu_buffer *cpu_buffer,
 {
 	switch (event->type_len) {
 	case RBN_TYPE_PADDING:
-		/* A discarded event's delta is not time. */
+		/*
+		 * A discarded event keeps its delta, and it is time: a
+		 * writer behind it may have taken its own delta from the
+		 * discarded event's stamp (see rbn_discard()).
+		 */
+		cpu_buffer->read_stamp += event->time_delta;
 		return;
 	case RBN_TYPE_TIME_EXTEND:
 		cpu_buffer->read_stamp += rb_event_time_stamp(event);
@@ -1880,8 +2083,6 @@ static struct rbn_event *rb_buffer_peek(struct rbn_cpu_buffer *cpu_buffer,
 		/* R2: the commit before the events it covers. */
 		smp_rmb();
 		event = rb_reader_event(cpu_buffer);
-		if (RBN_WARN_ON(rb_null_event(event)))
-			return NULL;
 		if (event->type_len > RBN_TYPE_DATA_MAX) {
 			rb_advance_reader(cpu_buffer);
 			continue;
@@ -2201,6 +2402,7 @@ static void rb_reset_cpu(struct rbn_cpu_buffer *cpu_buffer)
 	local_set(&cpu_buffer->overrun, 0);
 	local_set(&cpu_buffer->commit_overrun, 0);
 	local_set(&cpu_buffer->dropped, 0);
+	local_set(&cpu_buffer->discarded, 0);
 	local_set(&cpu_buffer->pages_touched, 0);
 	local_set(&cpu_buffer->ts_slow, 0);
 	local_set(&cpu_buffer->ts_abs, 0);
@@ -2816,8 +3018,10 @@ int rbn_cpu_stats(struct rbn_buffer *buffer, int cpu,
 	stats->ts_zero = local_read(&cpu_buffer->ts_zero);
 	stats->ts_extend = local_read(&cpu_buffer->ts_extend);
 	stats->ts_clock_back = local_read(&cpu_buffer->ts_clock_back);
-	stats->ts_fast = stats->written > stats->ts_slow ?
-		stats->written - stats->ts_slow : 0;
+	stats->discarded = local_read(&cpu_buffer->discarded);
+	/* The path counters count reserves: discarded events too. */
+	stats->ts_fast = stats->written + stats->discarded > stats->ts_slow ?
+		stats->written + stats->discarded - stats->ts_slow : 0;
 	stats->max_depth = READ_ONCE(cpu_buffer->max_depth);
 	stats->recursion = local_read(&cpu_buffer->recursion);
 	stats->pages_touched = local_read(&cpu_buffer->pages_touched);
@@ -3046,16 +3250,13 @@ static struct rbn_event *rb_iter_event(struct rbn_iter *iter)
 			continue;
 		}
 		event = (struct rbn_event *)(iter->page->page->data + iter->index);
-		if (rb_null_event(event)) {
-			/* The end of the page's events. */
-			iter->index = end;
-			continue;
-		}
 		len = rb_event_length(event);
 		if (RBN_WARN_ON(iter->index + len > end))
 			break;
 		switch (event->type_len) {
 		case RBN_TYPE_PADDING:
+			/* A discarded event's delta is time, as for readers. */
+			iter->stamp += event->time_delta;
 			break;
 		case RBN_TYPE_TIME_EXTEND:
 			iter->stamp += rb_event_time_stamp(event);

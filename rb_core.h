@@ -141,6 +141,12 @@ enum rbn_label {
 	RBN_LABEL_COMMIT_AGAIN,	/* committing raised again for another round */
 	RBN_LABEL_COMMIT_DONE,	/* commit over, nest level not lowered */
 	RBN_LABEL_UNNEST,	/* nest level lowered, own bit not released */
+	/* rbn_discard() */
+	RBN_LABEL_DISCARD,	/* event turned into padding, page entries not yet */
+	RBN_LABEL_DISCARD_ENTRIES, /* page entries lowered, tail not read */
+	RBN_LABEL_DISCARD_TAIL,	/* tail and write index read, stamps untouched */
+	RBN_LABEL_DISCARD_STAMP, /* write_stamp cleared, bytes not given back */
+	RBN_LABEL_DISCARD_DONE,	/* given back or left in place, commit not ended */
 	RBN_NR_LABELS
 };
 
@@ -215,6 +221,8 @@ struct rbn_config {
  * @pages_touched:	sub-buffers the writer moved onto
  * @ts_clock_back:	events whose clock read below the latest time taken on
  *			the CPU, stored at that time (RBN_EV_CLOCK_BACK)
+ * @discarded:		events reserved, then discarded with rbn_discard():
+ *			neither written (an entry) nor lost
  */
 struct rbn_cpu_stats {
 	u64 entries;
@@ -235,6 +243,7 @@ struct rbn_cpu_stats {
 	u64 recursion;
 	u64 pages_touched;
 	u64 ts_clock_back;
+	u64 discarded;
 };
 
 struct rbn_buffer;
