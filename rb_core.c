@@ -54,6 +54,7 @@
 /* What the write path adds in front of the event. */
 #define RB_ADD_STAMP_NONE	0
 #define RB_ADD_STAMP_EXTEND	BIT(1)
+#define RB_ADD_STAMP_ABSOLUTE	BIT(2)	/* absolute mode: every event */
 #define RB_ADD_STAMP_FORCE	BIT(3)
 
 /* Recursion guard: one bit per context, lowest for the most nested. */
@@ -142,6 +143,7 @@ struct rbn_buffer {
 	unsigned int subbuf_size;	/* bytes of data[] in a sub-buffer */
 	unsigned int max_data_size;
 	bool overwrite;
+	bool abs_ts;		/* absolute time-stamp mode */
 	u64 (*clock)(void);
 	int nr_cpus;
 	unsigned long nr_pages;
@@ -1110,7 +1112,8 @@ static struct rbn_event *rb_update_event(struct rbn_cpu_buffer *cpu_buffer,
 	u64 delta = info->delta;
 
 	if (unlikely(info->add_timestamp)) {
-		bool abs = info->add_timestamp & RB_ADD_STAMP_FORCE;
+		bool abs = info->add_timestamp & (RB_ADD_STAMP_FORCE |
+						  RB_ADD_STAMP_ABSOLUTE);
 
 		event = rb_add_time_stamp(cpu_buffer, event,
 					  abs ? delta & RBN_ABS_TS_MASK : delta,
@@ -1230,7 +1233,14 @@ static struct rbn_event *__rb_reserve_next(struct rbn_cpu_buffer *cpu_buffer,
 	 */
 	info->ts = rb_clock_read(cpu_buffer, info, RBN_LABEL_A_CLOCK);
 
-	if (!w) {
+	if (info->add_timestamp & RB_ADD_STAMP_ABSOLUTE) {
+		/*
+		 * Absolute mode: the room for our stamp is reserved already,
+		 * and no delta is taken from the stamps. They are kept up to
+		 * date all the same (B, D), so that the mode can change
+		 * with writers nested in each other.
+		 */
+	} else if (!w) {
 		/*
 		 * First event of the sub-buffer: the page header has the
 		 * time, at or after the last event of the page before.
@@ -1313,11 +1323,15 @@ static struct rbn_event *__rb_reserve_next(struct rbn_cpu_buffer *cpu_buffer,
 		 */
  /*D*/		local64_set(&cpu_buffer->write_stamp, info->ts);
 		RBN_HOOK(buffer, cpu, RBN_LABEL_D);
-		if (likely(!(info->add_timestamp & RB_ADD_STAMP_FORCE))) {
+		if (likely(!(info->add_timestamp & (RB_ADD_STAMP_FORCE |
+						    RB_ADD_STAMP_ABSOLUTE)))) {
 			/* Did not interrupt a time update: a plain delta. */
 			info->delta = info->ts - info->after;
 		} else {
-			/* Interrupted a writer between its B and D. */
+			/*
+			 * Interrupted a writer between its B and D, or
+			 * absolute mode.
+			 */
 			info->delta = info->ts;
 			info->flags |= RBN_EV_ABSOLUTE;
 			local_inc(&cpu_buffer->ts_abs);
@@ -1325,6 +1339,7 @@ static struct rbn_event *__rb_reserve_next(struct rbn_cpu_buffer *cpu_buffer,
 		info->flags |= RBN_EV_FAST;
 	} else {
 		unsigned long now_write;
+		bool undisturbed;
 		u64 ts;
 
 		/*
@@ -1393,12 +1408,29 @@ static struct rbn_event *__rb_reserve_next(struct rbn_cpu_buffer *cpu_buffer,
 		 * depends on our delta.
 		 */
 		RBN_HOOK(buffer, cpu, RBN_LABEL_F_WRITE);
-		if (write == now_write &&
-		    READ_ONCE(cpu_buffer->tail_page) == tail_page &&
-		    info->after == info->before &&
-		    !RBN_WARN_ON(info->after > ts)) {
+		undisturbed = write == now_write &&
+			      READ_ONCE(cpu_buffer->tail_page) == tail_page;
+		if (undisturbed &&
+		    (info->add_timestamp & RB_ADD_STAMP_ABSOLUTE)) {
+			/*
+			 * Absolute mode: nothing behind us, and our clock was
+			 * read after every writer in front of us: our own
+			 * time, whatever write_stamp holds.
+			 */
+			info->delta = ts;
+			info->flags |= RBN_EV_ABSOLUTE;
+			local_inc(&cpu_buffer->ts_abs);
+		} else if (undisturbed && info->after == info->before &&
+			   !RBN_WARN_ON(info->after > ts)) {
 			info->delta = ts - info->after;
 		} else {
+			/*
+			 * In absolute mode too: a writer behind us may have
+			 * taken an earlier time than ours. No stamp of ours
+			 * then: the room reserved for it becomes a time
+			 * extend of 0.
+			 */
+			info->add_timestamp &= ~RB_ADD_STAMP_ABSOLUTE;
 			info->delta = 0;
 			info->flags |= RBN_EV_ZERO_DELTA;
 		}
@@ -1426,7 +1458,9 @@ static struct rbn_event *__rb_reserve_next(struct rbn_cpu_buffer *cpu_buffer,
 	 * dropped it.
 	 */
 	if (unlikely(!tail)) {
-		info->delta = 0;
+		/* In absolute mode it has its stamp too, equal to the page's. */
+		if (!(info->add_timestamp & RB_ADD_STAMP_ABSOLUTE))
+			info->delta = 0;
 		info->flags &= ~RBN_EV_ZERO_DELTA;
 		info->flags |= RBN_EV_PAGE_START;
 	}
@@ -1435,9 +1469,11 @@ static struct rbn_event *__rb_reserve_next(struct rbn_cpu_buffer *cpu_buffer,
 	if (unlikely(info->flags & RBN_EV_CLOCK_BACK))
 		local_inc(&cpu_buffer->ts_clock_back);
 	if (info->add_timestamp & RB_ADD_STAMP_EXTEND &&
-	    !(info->add_timestamp & RB_ADD_STAMP_FORCE))
+	    !(info->add_timestamp & (RB_ADD_STAMP_FORCE |
+				     RB_ADD_STAMP_ABSOLUTE)))
 		info->flags |= RBN_EV_EXTEND;
 
+	info->start = tail;
 	event = (struct rbn_event *)(tail_page->page->data + tail);
 	event = rb_update_event(cpu_buffer, event, info);
 	RBN_HOOK(buffer, cpu, RBN_LABEL_EVENT);
@@ -1471,14 +1507,19 @@ static unsigned long rb_calculate_event_length(unsigned int length)
 static struct rbn_event *rb_reserve_next_event(struct rbn_cpu_buffer *cpu_buffer,
 					       unsigned int length)
 {
+	int add_ts = RB_ADD_STAMP_NONE;
 	struct rb_event_info info;
 	struct rbn_event *event;
 	int nr_loops = 0;
 
 	rb_start_commit(cpu_buffer);
 
-	info.length = rb_calculate_event_length(length);
-	info.add_timestamp = RB_ADD_STAMP_NONE;
+	/* Absolute mode: room for an absolute stamp in front of every event. */
+	if (unlikely(READ_ONCE(cpu_buffer->buffer->abs_ts)))
+		add_ts = RB_ADD_STAMP_ABSOLUTE | RB_ADD_STAMP_EXTEND;
+	info.length = rb_calculate_event_length(length) +
+		      (add_ts ? RBN_LEN_TIME_EXTEND : 0);
+	info.add_timestamp = add_ts;
 	info.start = 0;
 	info.flags = 0;
 again:
@@ -1488,9 +1529,10 @@ again:
 
 	event = __rb_reserve_next(cpu_buffer, &info);
 	if (unlikely(PTR_ERR(event) == -EAGAIN)) {
-		if (info.add_timestamp)
+		/* What this try added, gone: the mode's own room stays. */
+		if ((info.add_timestamp & RB_ADD_STAMP_EXTEND) && !add_ts)
 			info.length -= RBN_LEN_TIME_EXTEND;
-		info.add_timestamp = RB_ADD_STAMP_NONE;
+		info.add_timestamp = add_ts;
 		info.flags = 0;
 		goto again;
 	}
@@ -2511,6 +2553,7 @@ struct rbn_buffer *rbn_alloc(const struct rbn_config *cfg)
 	buffer->max_data_size = buffer->subbuf_size - RBN_EVENT_HDR_SIZE -
 		sizeof(u32) - RBN_LEN_TIME_EXTEND;
 	buffer->overwrite = cfg->overwrite;
+	buffer->abs_ts = cfg->abs_ts;
 	buffer->clock = cfg->clock ? cfg->clock : RBN_PORT_DEFAULT_CLOCK;
 	buffer->nr_cpus = cfg->nr_cpus ? cfg->nr_cpus : rbn_port_nr_cpus();
 	buffer->nr_pages = rb_size_to_pages(buffer, cfg->size);
@@ -2911,6 +2954,51 @@ unsigned long rbn_size(struct rbn_buffer *buffer)
 u64 rbn_clock(struct rbn_buffer *buffer)
 {
 	return rb_time_stamp(buffer);
+}
+
+/**
+ * rbn_set_time_stamp_abs - switch the absolute time-stamp mode
+ * @buffer:	the buffer
+ * @abs:	true: every event carries its full time in an absolute stamp,
+ *		except a sandwiched one (RBN_EV_ZERO_DELTA); false: deltas
+ *
+ * Only a buffer with nothing unread changes mode (after rbn_reset(), or
+ * once everything was read), so that a recording has one mode, as a
+ * buffer has one clock. The check is a snapshot: a writer between its
+ * reserve and its own accounting is not seen, and the caller stops the
+ * writers first if it needs one mode per recording (the module resets
+ * the buffer with recording off and a grace period). A writer that
+ * races with the change writes its event in one mode or the other; the
+ * stamps that nested writers share are kept in both modes, so a writer
+ * of one mode nested in a writer of the other is exact too.
+ *
+ * Return: 0, or -EBUSY when a CPU holds data (the mode is unchanged).
+ */
+int rbn_set_time_stamp_abs(struct rbn_buffer *buffer, bool abs)
+{
+	int cpu;
+
+	for (cpu = 0; cpu < buffer->nr_cpus; cpu++) {
+		struct rbn_cpu_buffer *cpu_buffer = buffer->cpu_buffers[cpu];
+
+		/* Bytes reserved and not read (a snapshot). */
+		if (local_read(&cpu_buffer->entries_bytes) !=
+		    READ_ONCE(cpu_buffer->read_bytes))
+			return -EBUSY;
+	}
+	WRITE_ONCE(buffer->abs_ts, abs);
+	return 0;
+}
+
+/**
+ * rbn_time_stamp_abs - whether the buffer is in absolute time-stamp mode
+ * @buffer:	the buffer
+ *
+ * Return: true in absolute mode.
+ */
+bool rbn_time_stamp_abs(struct rbn_buffer *buffer)
+{
+	return READ_ONCE(buffer->abs_ts);
 }
 
 /**

@@ -177,10 +177,11 @@ const char *rbn_reader_label_name(int label);
 
 /* How an event's time stamp was written (rbn_event_flags()). */
 #define RBN_EV_FAST		0x01	/* not interrupted between A and C */
-#define RBN_EV_ABSOLUTE		0x02	/* absolute stamp (forced) */
+#define RBN_EV_ABSOLUTE		0x02	/* absolute stamp (forced, or absolute mode) */
 #define RBN_EV_SLOW		0x04	/* interrupted between A and C */
 #define RBN_EV_ZERO_DELTA	0x08	/* sandwich: shown at the previous event's time */
-#define RBN_EV_EXTEND		0x10	/* time extend before the event */
+#define RBN_EV_EXTEND		0x10	/* time extend before the event (of 0 for */
+					/* a sandwich in absolute mode) */
 #define RBN_EV_PAGE_START	0x20	/* first event of a sub-buffer */
 #define RBN_EV_CLOCK_BACK	0x40	/* clock read below the CPU's latest time */
 
@@ -191,6 +192,8 @@ const char *rbn_reader_label_name(int label);
  * @overwrite:	overwrite the oldest data when full instead of dropping new
  * @clock:	time source, monotonic per CPU; NULL for the port's default
  * @nr_cpus:	number of per-CPU buffers; 0 for every possible CPU
+ * @abs_ts:	absolute time-stamp mode: every event carries its full time
+ *		in an absolute stamp (ftrace's ring_buffer_set_time_stamp_abs())
  */
 struct rbn_config {
 	unsigned long size;
@@ -198,6 +201,7 @@ struct rbn_config {
 	bool overwrite;
 	u64 (*clock)(void);
 	int nr_cpus;
+	bool abs_ts;
 };
 
 /**
@@ -211,8 +215,10 @@ struct rbn_config {
  * @bytes:		bytes of events and padding in the buffer
  * @oldest_ts:		time stamp of the oldest unread sub-buffer
  * @now_ts:		the clock now
- * @ts_fast:		events not interrupted between A and C
- * @ts_abs:		events with a forced absolute stamp (nested in A..D)
+ * @ts_fast:		events not interrupted between A and C (the path
+ *			counters count reserves: discarded events included)
+ * @ts_abs:		events with an absolute stamp: forced (nested in A..D),
+ *			or every event but sandwiched ones in absolute mode
  * @ts_slow:		events interrupted before their reserve (slow path)
  * @ts_zero:		events written with a zero delta (sandwich)
  * @ts_extend:		time extends written
@@ -264,9 +270,12 @@ unsigned int rbn_max_event_size(struct rbn_buffer *buffer);
 unsigned long rbn_size(struct rbn_buffer *buffer);
 unsigned long rbn_nr_subbufs(struct rbn_buffer *buffer);
 u64 rbn_clock(struct rbn_buffer *buffer);
+int rbn_set_time_stamp_abs(struct rbn_buffer *buffer, bool abs);
+bool rbn_time_stamp_abs(struct rbn_buffer *buffer);
 
 struct rbn_event *rbn_reserve(struct rbn_buffer *buffer, unsigned int len);
 void rbn_commit(struct rbn_buffer *buffer, struct rbn_event *event);
+void rbn_discard(struct rbn_buffer *buffer, struct rbn_event *event);
 int rbn_write(struct rbn_buffer *buffer, unsigned int len, const void *data);
 u64 rbn_event_ts(struct rbn_buffer *buffer, struct rbn_event *event);
 unsigned int rbn_event_flags(struct rbn_buffer *buffer,
