@@ -56,6 +56,8 @@ enum nest_action {
 	NEST_CONSUME,		/* a reader consumes one event */
 	NEST_READ_PAGE,		/* a reader takes a sub-buffer */
 	NEST_DRAIN,		/* a reader consumes until there is nothing */
+	NEST_WRITE_DISCARD,	/* plans only: a nested writer that discards */
+				/* its events (rbn_discard()) */
 	NEST_JUMP,		/* plans only: the clock jumps by ctx->jump; */
 				/* NEST_JUMP + k: a jump of kind k (the test's) */
 };
@@ -99,6 +101,7 @@ struct nest_record {
 	bool written;
 	bool seen;
 	bool committing;	/* payload written, rbn_commit() called */
+	bool discarded;		/* rbn_discard() instead of rbn_commit() */
 };
 
 /* A reader's view of one event. */
@@ -135,6 +138,8 @@ struct nest_ctx {
 	int nr_writers;
 	int in_reader;		/* the planned reader action running, 0 none */
 	bool overwrite;		/* the buffer overwrites: heads get pushed */
+	bool root_discard;	/* the plan's root discards its events */
+	unsigned int nr_discarded;	/* events discarded */
 	unsigned char children[NEST_MAX_NODES];
 	struct nest_point *points;	/* log of the points, or NULL */
 	unsigned short len_by_depth[NEST_MAX_NODES + 1];
@@ -232,8 +237,10 @@ static bool nest_take_page_events(struct nest_ctx *c, const struct rbn_page *pg,
 
 		switch (ev->type_len) {
 		case RBN_TYPE_PADDING:
-			if (!ev->time_delta)
+			/* a discarded event: its delta is time */
+			if (commit - off < 8)
 				return true;
+			ts += ev->time_delta;
 			off += ev->array[0] + 4;
 			continue;
 		case RBN_TYPE_TIME_EXTEND:
@@ -311,11 +318,14 @@ static void nest_read_page(struct nest_ctx *c)
 }
 
 static void nest_run_node(struct nest_ctx *c, int idx);
-static void nest_plan_writer(struct nest_ctx *c);
+static void nest_plan_writer(struct nest_ctx *c, bool discard);
 static void nest_drain(struct nest_ctx *c);
 
-/* One event of a writer: reserve, fill, commit; a refusal is counted. */
-static void nest_write_one(struct nest_ctx *c, unsigned int len)
+/*
+ * One event of a writer: reserve, fill, commit (or discard); a refusal is
+ * counted. A discarded event is not written: no reader may see it.
+ */
+static void nest_write_one(struct nest_ctx *c, unsigned int len, bool discard)
 {
 	struct rbn_event *ev;
 	unsigned int id;
@@ -336,10 +346,16 @@ static void nest_write_one(struct nest_ctx *c, unsigned int len)
 		r->flags = rbn_event_flags(c->buffer, ev);
 		r->len = len;
 		r->depth = c->depth;
-		r->written = true;
 		nest_fill(rbn_event_data(ev), id, len, c->depth);
-		r->committing = true;
-		rbn_commit(c->buffer, ev);
+		if (discard) {
+			r->discarded = true;
+			c->nr_discarded++;
+			rbn_discard(c->buffer, ev);
+		} else {
+			r->written = true;
+			r->committing = true;
+			rbn_commit(c->buffer, ev);
+		}
 	}
 	/*
 	 * The outermost writer's commit publishes everything reserved on
@@ -390,10 +406,10 @@ static void nest_plan_hook(struct nest_ctx *c, int label)
 			continue;
 		}
 		action = p->action[c->plan_next++];
-		if (action == NEST_WRITE) {
+		if (action == NEST_WRITE || action == NEST_WRITE_DISCARD) {
 			if (top >= 0)
 				c->children[top]++;
-			nest_plan_writer(c);
+			nest_plan_writer(c, action == NEST_WRITE_DISCARD);
 			continue;
 		}
 		/* A reader: the points it offers say which one runs. */
@@ -471,13 +487,13 @@ static void nest_run_node(struct nest_ctx *c, int idx)
 	c->stack[c->depth++] = idx;
 	rbn_user_context = c->depth - 1;
 	for (int i = 0; i <= nd->repeat; i++)
-		nest_write_one(c, nd->len);
+		nest_write_one(c, nd->len, nd->action == NEST_WRITE_DISCARD);
 	rbn_user_context = saved;
 	c->depth--;
 }
 
 /* Plan mode: a writer one level up from the top of the stack. */
-static void nest_plan_writer(struct nest_ctx *c)
+static void nest_plan_writer(struct nest_ctx *c, bool discard)
 {
 	int saved = rbn_user_context;
 	int idx = c->nr_writers++;
@@ -488,7 +504,7 @@ static void nest_plan_writer(struct nest_ctx *c)
 	d = c->depth;
 	rbn_user_context = d - 1;
 	for (int i = 0; i <= c->repeat_by_depth[d]; i++)
-		nest_write_one(c, c->len_by_depth[d]);
+		nest_write_one(c, c->len_by_depth[d], discard);
 	rbn_user_context = saved;
 	c->depth--;
 }
@@ -499,13 +515,16 @@ static void nest_plan_writer(struct nest_ctx *c)
  */
 static bool nest_filler(struct nest_ctx *c, unsigned int total)
 {
-	unsigned int len = total - RBN_EVENT_HDR_SIZE;
+	/* absolute mode: every event has its stamp in front */
+	unsigned int stamp = rbn_time_stamp_abs(c->buffer) ?
+			     RBN_LEN_TIME_STAMP : 0;
+	unsigned int len = total - RBN_EVENT_HDR_SIZE - stamp;
 	struct rbn_event *ev;
 
 	if (len > RBN_ALIGNMENT * RBN_TYPE_DATA_MAX)
 		len -= sizeof(u32);
 	ev = rbn_reserve(c->buffer, len);
-	if (!ev || rbn_event_length(ev) != total)
+	if (!ev || rbn_event_length(ev) + stamp != total)
 		return false;
 	if (c->nr_fillers < NEST_MAX_EVENTS)
 		c->filler_ts[c->nr_fillers++] = rbn_event_ts(c->buffer, ev);
@@ -551,6 +570,8 @@ static void nest_begin(struct nest_ctx *c, const struct nest_tree *t,
 	c->nr_writers = 0;
 	c->in_reader = 0;
 	c->overwrite = false;
+	c->root_discard = false;
+	c->nr_discarded = 0;
 	c->refused = 0;
 	c->lost_uncounted = 0;
 	c->drop_planned = false;
@@ -571,7 +592,7 @@ static inline void nest_run_plan(struct nest_ctx *c, const struct nest_plan *p,
 	c->points = points;
 	rbn_test_set_hook(nest_hook, c);
 	rbn_test_set_reader_hook(nest_reader_hook, c);
-	nest_plan_writer(c);
+	nest_plan_writer(c, c->root_discard);
 	rbn_test_set_reader_hook(NULL, NULL);
 	rbn_test_set_hook(NULL, NULL);
 	c->points = NULL;
@@ -626,6 +647,11 @@ static bool nest_check(struct nest_ctx *c, unsigned int extra)
 		if (r->id == NEST_FILLER_ID) {
 			prev = r->ts;
 			continue;
+		}
+		if (r->id < c->nr_ids && c->rec[r->id].discarded) {
+			snprintf(c->err, sizeof(c->err),
+				 "read %u: id %u was discarded", i, r->id);
+			return false;
 		}
 		if (r->id >= c->nr_ids || !c->rec[r->id].written ||
 		    c->rec[r->id].seen) {

@@ -14,13 +14,17 @@
  *              need their carry)
  *   overwrite  2 CPUs, overwrite mode on a small ring read now and then:
  *              pages with missed-events counts
+ *   discard    nest, and one write in five (outer or nested) discards its
+ *              event instead of committing it: it takes no sequence
+ *              number, and rbtrace check must find nothing missing
+ *   absolute   discard, in absolute time-stamp mode
  *   signals    2 CPUs, task-context writes interrupted by three POSIX
  *              timers (SIGRTMIN+0..2 as softirq, hardirq, NMI) whose
  *              handlers nest and write, for half a second
  *
  * DIR gets the format files and cpuN.raw, the pages rbn_read_page()
  * returned, one after the other. What was written is printed on stdout
- * ("written: N" per CPU, "lost: N" in overwrite mode).
+ * ("written: N" per CPU, "lost: N" in overwrite mode, "discarded: N").
  */
 #include <errno.h>
 #include <signal.h>
@@ -43,6 +47,8 @@ struct gen {
 	void *page[GEN_CPUS];
 	unsigned long long seq[GEN_CPUS];
 	unsigned long written[GEN_CPUS];
+	unsigned long discarded[GEN_CPUS];
+	unsigned int discard_rate;
 	unsigned long pages[GEN_CPUS];
 	unsigned long refused;
 	unsigned long nested;
@@ -93,7 +99,13 @@ static void gen_write(void)
 
 	gen.depth++;
 	ev = rbn_reserve(gen.b, sizeof(*s));
-	if (ev) {
+	if (ev && gen.discard_rate && !(gen_rand() % gen.discard_rate)) {
+		/* filled, then discarded: no sequence number taken */
+		s = rbn_event_data(ev);
+		memset(s, 0xa5, sizeof(*s));
+		rbn_discard(gen.b, ev);
+		__atomic_add_fetch(&gen.discarded[cpu], 1, __ATOMIC_RELAXED);
+	} else if (ev) {
 		s = rbn_event_data(ev);
 		memset(s, 0, sizeof(*s));
 		s->common_type = RBN_EVENT_SAMPLE_ID;
@@ -259,14 +271,15 @@ int main(int argc, char **argv)
 	int cpu;
 
 	if (argc != 3) {
-		fprintf(stderr, "usage: rbgen nest|nest59|clockback|overwrite|signals DIR\n");
+		fprintf(stderr, "usage: rbgen nest|nest59|clockback|discard|absolute|overwrite|signals DIR\n");
 		return 2;
 	}
 	gen.dir = argv[2];
 	gen.rng = 1;
 	clk_now = 1000000000ULL;
 	if (!strcmp(argv[1], "nest") || !strcmp(argv[1], "nest59") ||
-	    !strcmp(argv[1], "clockback")) {
+	    !strcmp(argv[1], "clockback") || !strcmp(argv[1], "discard") ||
+	    !strcmp(argv[1], "absolute")) {
 		cfg.size = 64 * PAGE_SIZE;
 		outer = 6000;
 		drain_every = 300;
@@ -277,6 +290,10 @@ int main(int argc, char **argv)
 			clk_now = (1ULL << 59) - (1ULL << 40);
 		if (!strcmp(argv[1], "clockback"))
 			clk_back_every = 37;
+		if (!strcmp(argv[1], "discard") ||
+		    !strcmp(argv[1], "absolute"))
+			gen.discard_rate = 5;
+		cfg.abs_ts = !strcmp(argv[1], "absolute");
 	} else if (!strcmp(argv[1], "overwrite")) {
 		cfg.size = 4 * PAGE_SIZE;
 		cfg.overwrite = true;
@@ -362,8 +379,14 @@ int main(int argc, char **argv)
 
 	for (cpu = 0; cpu < GEN_CPUS; cpu++) {
 		rbn_cpu_stats(gen.b, cpu, &st);
-		printf("cpu%d: written: %lu pages: %lu lost: %llu zero: %llu abs: %llu extend: %llu depth: %llu\n",
-		       cpu, gen.written[cpu], gen.pages[cpu],
+		if (st.discarded != gen.discarded[cpu]) {
+			fprintf(stderr, "rbgen: cpu%d: %lu discarded, stats.discarded %llu\n",
+				cpu, gen.discarded[cpu],
+				(unsigned long long)st.discarded);
+			return 1;
+		}
+		printf("cpu%d: written: %lu discarded: %lu pages: %lu lost: %llu zero: %llu abs: %llu extend: %llu depth: %llu\n",
+		       cpu, gen.written[cpu], gen.discarded[cpu], gen.pages[cpu],
 		       (unsigned long long)st.overrun,
 		       (unsigned long long)st.ts_zero,
 		       (unsigned long long)st.ts_abs,

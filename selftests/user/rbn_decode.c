@@ -87,9 +87,11 @@ u64 rbn_dec_fix_abs(u64 abs, u64 prev)
  * A data event (type_len 0..28) adds its time_delta; a time extend (30)
  * adds array[0] << 27 | time_delta; an absolute stamp (31) replaces the
  * running time with its 59 bits fixed up by rbn_dec_fix_abs(); a padding
- * (29) with time_delta 0 ends the page; a padding with a non-zero delta is
- * a discarded event of array[0] + 4 bytes whose delta is not added. A
- * time extend or an absolute stamp must be followed by a data event.
+ * (29) covers array[0] + 4 bytes and adds its time_delta like a data event
+ * (it is a discarded event, whose delta writers behind it counted on, or
+ * the fill at the end of a sub-buffer). A time extend or an absolute stamp
+ * must be followed by a data event or a discarded event. A padding header
+ * with no room for its length word before the commit ends the page.
  *
  * Offsets in messages and in @ev are offsets into data[] (page offset
  * minus RBN_PAGE_HDR_SIZE).
@@ -107,7 +109,6 @@ int rbn_decode_page(const void *page, size_t subbuf_size, u64 *prev_ts,
 	const unsigned char *data;
 	u64 commit_word, ts, last, stamp_val = 0;
 	bool pend_abs = false, pend_ext = false;
-	bool after_discard = false;
 	size_t data_size;
 	u32 commit, off;
 	int nr = 0;
@@ -183,8 +184,8 @@ int rbn_decode_page(const void *page, size_t subbuf_size, u64 *prev_ts,
 		if (has_a0)
 			a0 = get_le32(data + off + RBN_EVENT_HDR_SIZE);
 
-		if (type_len == RBN_TYPE_PADDING && !delta) {
-			/* The rest of the page is unused. */
+		if (type_len == RBN_TYPE_PADDING && !has_a0) {
+			/* A bare end marker: the rest of the page is unused. */
 			if (pend_abs || pend_ext) {
 				dec_err(err, errlen,
 					"time stamp before data[%u] followed by end padding",
@@ -193,9 +194,6 @@ int rbn_decode_page(const void *page, size_t subbuf_size, u64 *prev_ts,
 			}
 			pg->nr_padding++;
 			pg->end = off;
-			if (commit - off > 8)
-				pg->pad_dirty += count_nonzero(data + off + 8,
-							       commit - off - 8);
 			break;
 		}
 
@@ -211,7 +209,11 @@ int rbn_decode_page(const void *page, size_t subbuf_size, u64 *prev_ts,
 
 		switch (type_len) {
 		case RBN_TYPE_PADDING:
-			/* A discarded event: its delta is not time. */
+			/*
+			 * A discarded event or the fill at the end: its delta
+			 * is time, and a stamp before it was the discarded
+			 * event's.
+			 */
 			if (a0 < 4 || a0 % RBN_ALIGNMENT ||
 			    a0 > commit - off - RBN_EVENT_HDR_SIZE) {
 				dec_err(err, errlen,
@@ -219,18 +221,15 @@ int rbn_decode_page(const void *page, size_t subbuf_size, u64 *prev_ts,
 					off, a0, commit);
 				return -EINVAL;
 			}
-			if (pend_abs || pend_ext) {
-				dec_err(err, errlen,
-					"time stamp before data[%u] followed by padding",
-					off);
-				return -EINVAL;
-			}
 			size = RBN_EVENT_HDR_SIZE + a0;
+			ts += delta;
+			pend_abs = false;
+			pend_ext = false;
 			pg->nr_padding++;
-			pg->nr_discard++;
+			if (off + size < data_size)
+				pg->nr_discard++;
 			pg->pad_dirty += count_nonzero(data + off + 8,
 						       size - 8);
-			after_discard = true;
 			break;
 		case RBN_TYPE_TIME_EXTEND:
 		case RBN_TYPE_TIME_STAMP:
@@ -309,8 +308,6 @@ int rbn_decode_page(const void *page, size_t subbuf_size, u64 *prev_ts,
 			if (ts < last)
 				pg->nr_backwards++;
 			last = ts;
-			if (after_discard)
-				pg->data_after_discard = true;
 			pend_abs = false;
 			pend_ext = false;
 			nr++;

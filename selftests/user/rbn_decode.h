@@ -59,16 +59,17 @@ struct rbn_dec_event {
  * @missed_stored:	RBN_MISSED_STORED is set: @missed_count is valid
  * @missed_count:	the lost count stored at data[@commit]
  * @nr_events:		data events decoded
- * @nr_padding:		padding entries (end-of-page and discarded events)
- * @nr_discard:		of @nr_padding, those with a non-zero delta
+ * @nr_padding:		padding entries (end-of-page fills and discarded events)
+ * @nr_discard:		of @nr_padding, those that end before the end of data[]
+ *			(discarded events; one that ends there counts as fill)
  * @nr_extend:		time extends
  * @nr_abs:		absolute time stamps
  * @nr_backwards:	data events older than the data event before them
  *			(the first one compared with *prev_ts)
  * @end:		offset where decoding stopped: @commit, or the offset
- *			of the padding with delta 0 that ends the page
+ *			of a bare end marker (a padding header with no room
+ *			for its length word before the commit)
  * @first_type:		type_len of the entry at data[0] (0xff: page empty)
- * @data_after_discard:	a data event follows a padding with a non-zero delta
  * @pad_dirty:		non-zero bytes inside padding (beyond its length word)
  * @last_ts:		time of the last entry that set the time (@time_stamp
  *			if none)
@@ -87,7 +88,6 @@ struct rbn_dec_page {
 	unsigned int nr_backwards;
 	u32 end;
 	u8 first_type;
-	bool data_after_discard;
 	unsigned int pad_dirty;
 	u64 last_ts;
 };

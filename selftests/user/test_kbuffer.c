@@ -85,6 +85,7 @@ static u64 mock_clock(void)
  * @name:	KTAP test case name
  * @order:	sub-buffer order
  * @overwrite:	overwrite mode
+ * @abs_ts:	absolute time-stamp mode
  * @nr_cpus:	CPUs of the buffer (outer writers are spread over them)
  * @pages:	sub-buffers per CPU
  * @clock_start: first clock value
@@ -100,6 +101,8 @@ static u64 mock_clock(void)
  *		three levels of nested writers fill the buffers many times
  * @nest_depth:	deepest nesting level injected (1..3)
  * @nest_label:	only inject at this label (NO_LABEL: at all of them)
+ * @discard_rate: a writer (outer or nested) discards its event instead of
+ *		committing it once in @discard_rate (0: never)
  * @drain_every: read everything after every n outer events (0: at the end)
  * @drain_bytes: or after about this many bytes were written
  * @full_first:	page reads first take whole sub-buffers only (full=true)
@@ -119,6 +122,7 @@ struct wl {
 	const char *name;
 	unsigned int order;
 	bool overwrite;
+	bool abs_ts;
 	int nr_cpus;
 	unsigned int pages;
 	u64 clock_start;
@@ -131,6 +135,7 @@ struct wl {
 	unsigned int nest_rate;
 	unsigned int nest_depth;
 	int nest_label;
+	unsigned int discard_rate;
 	unsigned int drain_every;
 	unsigned long drain_bytes;
 	bool full_first;
@@ -151,6 +156,7 @@ struct wrec {
 	u8 cpu;
 	u8 depth;
 	signed char label;
+	bool discarded;
 };
 
 /* What a reader read. */
@@ -183,6 +189,7 @@ struct counts {
 	unsigned long abs_wrap;		/* absolute stamps across a 2^59 step */
 	unsigned long nested;
 	unsigned long refused;
+	unsigned long discarded;	/* writers that discarded their event */
 	unsigned long written;
 	unsigned long read;
 	unsigned long overrun;
@@ -325,13 +332,20 @@ static void emit(struct run *r, unsigned int len, int depth, int label)
 	w->depth = depth;
 	w->label = label;
 	w->outer = r->outer;
+	w->discarded = r->wl->discard_rate &&
+		       !(rnd(r) % r->wl->discard_rate);
 	p = rbn_event_data(ev);
 	for (i = 0; i < len; i++)
 		p[i] = pattern(seq, i);
 	if (depth)
 		r->cnt.nested++;
 	/* Nested writers may run (and move r->w) in the commit. */
-	rbn_commit(r->b, ev);
+	if (w->discarded) {
+		r->cnt.discarded++;
+		rbn_discard(r->b, ev);
+	} else {
+		rbn_commit(r->b, ev);
+	}
 }
 
 static unsigned int nested_len(struct run *r)
@@ -487,6 +501,11 @@ static const struct wrec *check_event(struct run *r, const char *who, int cpu,
 		return NULL;
 	}
 	w = &r->w[seq];
+	if (w->discarded) {
+		failf("%s cpu %d: event %u was discarded, and read", who, cpu,
+		      seq);
+		return NULL;
+	}
 	if (w->cpu != cpu) {
 		failf("%s cpu %d: event %u was written on cpu %u", who, cpu,
 		      seq, w->cpu);
@@ -587,9 +606,6 @@ static void check_page(struct run *r, int cpu, void *page, int ret, bool full)
 	if (pg.pad_dirty)
 		failf("cpu %d page %lu: %u non-zero bytes inside padding",
 		      cpu, pno, pg.pad_dirty);
-	if (pg.data_after_discard)
-		failf("cpu %d page %lu: data after a discarded event (kbuffer would add its delta)",
-		      cpu, pno);
 	if (pg.nr_backwards)
 		failf("cpu %d page %lu: %u events go back in time", cpu, pno,
 		      pg.nr_backwards);
@@ -673,8 +689,15 @@ static void check_page(struct run *r, int cpu, void *page, int ret, bool full)
 			failf("cpu %d page %lu event %d: extend %d abs %d on the page, writer flags %#x",
 			      cpu, pno, i, dev[i].extend, dev[i].abs,
 			      w->flags);
+		/*
+		 * Sandwich and page start: no time of its own, but in
+		 * absolute mode the page start has its stamp (the page's).
+		 */
 		if ((w->flags & (RBN_EV_ZERO_DELTA | RBN_EV_PAGE_START)) &&
-		    (dev[i].raw_delta || dev[i].abs ||
+		    (dev[i].raw_delta ||
+		     (dev[i].abs && !(r->wl->abs_ts &&
+				      (w->flags & RBN_EV_PAGE_START) &&
+				      dev[i].ts == pg.time_stamp)) ||
 		     (dev[i].extend && dev[i].ext_delta)))
 			failf("cpu %d page %lu event %d: flags %#x but delta %llu extend %llu abs %d",
 			      cpu, pno, i, w->flags,
@@ -769,15 +792,21 @@ static void final_checks(struct run *r)
 	unsigned long unseen[KB_MAX_CPUS] = { 0 };
 	struct rbn_cpu_stats st;
 	unsigned int s;
+	unsigned long discarded = 0, kept_ext = 0, kept_abs = 0;
 	int cpu;
 
 	for (s = 0; s < r->nr_w; s++) {
-		per_cpu_w[r->w[s].cpu]++;
-		if (!r->seen[s])
-			unseen[r->w[s].cpu]++;
+		/* the path counters count reserves: discarded ones too */
 		flag_ext += !!(r->w[s].flags & RBN_EV_EXTEND);
 		flag_abs += !!(r->w[s].flags & RBN_EV_ABSOLUTE);
 		flag_zero += !!(r->w[s].flags & RBN_EV_ZERO_DELTA);
+		if (r->w[s].discarded)
+			continue;
+		kept_ext += !!(r->w[s].flags & RBN_EV_EXTEND);
+		kept_abs += !!(r->w[s].flags & RBN_EV_ABSOLUTE);
+		per_cpu_w[r->w[s].cpu]++;
+		if (!r->seen[s])
+			unseen[r->w[s].cpu]++;
 	}
 	for (cpu = 0; cpu < r->nr_cpus; cpu++) {
 		if (rbn_cpu_stats(r->b, cpu, &st)) {
@@ -789,6 +818,7 @@ static void final_checks(struct run *r)
 		r->cnt.overrun += st.overrun;
 		r->cnt.dropped += st.dropped;
 		r->cnt.pages_touched += st.pages_touched;
+		discarded += st.discarded;
 		if (st.written != per_cpu_w[cpu])
 			failf("%s cpu %d: stats.written %llu, writers committed %lu",
 			      who, cpu, (unsigned long long)st.written,
@@ -840,6 +870,9 @@ static void final_checks(struct run *r)
 			failf("%s: %lu reserves refused where none was planned",
 			      who, r->cnt.refused);
 	}
+	if (discarded != r->cnt.discarded)
+		failf("%s: stats.discarded %lu, writers discarded %lu", who,
+		      discarded, r->cnt.discarded);
 	/* The flags the writers saw add up to the core's counters. */
 	{
 		u64 ext = 0, abs = 0, zero = 0;
@@ -856,10 +889,17 @@ static void final_checks(struct run *r)
 			      (unsigned long long)abs,
 			      (unsigned long long)zero, flag_ext, flag_abs,
 			      flag_zero);
+		/*
+		 * A discarded event given back takes its stamp with it, one
+		 * left in place keeps it: the pages hold the stamps of the
+		 * committed events and some of the discarded ones'.
+		 */
 		if (r->by_page && !r->cnt.overrun &&
-		    (r->cnt.extends != flag_ext || r->cnt.abs != flag_abs))
-			failf("pages: %lu extends and %lu absolute stamps decoded, writers wrote %lu and %lu",
-			      r->cnt.extends, r->cnt.abs, flag_ext, flag_abs);
+		    (r->cnt.extends < kept_ext || r->cnt.extends > flag_ext ||
+		     r->cnt.abs < kept_abs || r->cnt.abs > flag_abs))
+			failf("pages: %lu extends and %lu absolute stamps decoded, writers wrote %lu..%lu and %lu..%lu",
+			      r->cnt.extends, r->cnt.abs, kept_ext, flag_ext,
+			      kept_abs, flag_abs);
 	}
 	/* Every lost event is counted once. */
 	if (r->cnt.missed_pages && r->by_page &&
@@ -883,6 +923,7 @@ static bool run_workload(const struct wl *wl, bool by_page, struct run *r)
 	struct rbn_config cfg = {
 		.order		= wl->order,
 		.overwrite	= wl->overwrite,
+		.abs_ts		= wl->abs_ts,
 		.clock		= mock_clock,
 		.nr_cpus	= wl->nr_cpus,
 	};
@@ -1084,6 +1125,8 @@ static void want_labels(const struct wl *wl, bool want[RBN_NR_LABELS])
 		for (i = 0; i < ARRAY_SIZE(head_push_labels); i++)
 			want[head_push_labels[i]] = false;
 	want[RBN_LABEL_PAGE_DROP] = wl->expect_drops;
+	for (i = RBN_LABEL_DISCARD; i <= RBN_LABEL_DISCARD_DONE; i++)
+		want[i] = wl->discard_rate;
 }
 
 static bool want_any(const bool *want, const int *set, unsigned int n)
@@ -1166,13 +1209,13 @@ static void test_workload(const struct wl *wl)
 		finish_run(b);
 	compare_runs(a, b);
 
-	ktap_print("pages %lu (%lu whole, %lu only padding), events %lu, extends %lu, abs stamps %lu, paddings %lu (%lu discarded events), pages starting with a stamp %lu",
+	ktap_print("pages %lu (%lu whole, %lu only padding), events %lu, extends %lu, abs stamps %lu, paddings %lu (%lu ending before the end of data[]), pages starting with a stamp %lu",
 		   a->cnt.pages, a->cnt.pages_full, a->cnt.pad_only,
 		   a->cnt.events, a->cnt.extends, a->cnt.abs,
 		   a->cnt.paddings, a->cnt.discards, a->cnt.first_stamp);
-	ktap_print("writers: committed %lu (%lu nested, depth <= %lu), refused %lu, zero-delta %lu (%lu without an event before them to check), overrun %lu",
+	ktap_print("writers: committed %lu (%lu nested, depth <= %lu), discarded %lu, refused %lu, zero-delta %lu (%lu without an event before them to check), overrun %lu",
 		   a->cnt.written, a->cnt.nested, a->max_depth,
-		   a->cnt.refused, a->cnt.zero_delta, a->cnt.zero_unchecked,
+		   a->cnt.discarded, a->cnt.refused, a->cnt.zero_delta, a->cnt.zero_unchecked,
 		   a->cnt.overrun);
 	ktap_print("missed: %lu pages (%lu with the count stored, sum %lu); rbn_consume: %lu events, %lu reports of lost events, sum %lu",
 		   a->cnt.missed_pages, a->cnt.missed_stored,
@@ -1373,6 +1416,7 @@ static const struct wl workloads[] = {
 		.clock_start = 5000, .clock_step = 100,
 		.nr_events = 6000, .len = len_mix,
 		.nest_rate = 30, .nest_depth = 3, .nest_label = NO_LABEL,
+		.discard_rate = 7,
 		.drain_every = 1000, .full_first = true,
 	},
 	{
@@ -1382,6 +1426,7 @@ static const struct wl workloads[] = {
 		.jump_every = 5, .jump = (1ULL << 27) + 17,
 		.nr_events = 6000, .len = len_small,
 		.nest_rate = 20, .nest_depth = 3, .nest_label = NO_LABEL,
+		.discard_rate = 7,
 		.drain_every = 1000,
 	},
 	{
@@ -1390,6 +1435,7 @@ static const struct wl workloads[] = {
 		.clock_start = 5000, .clock_step = 100,
 		.nr_events = 12000, .len = len_mix,
 		.nest_rate = 30, .nest_depth = 3, .nest_label = NO_LABEL,
+		.discard_rate = 7,
 		.drain_every = 3000,
 	},
 	{
@@ -1398,6 +1444,7 @@ static const struct wl workloads[] = {
 		.clock_start = 5000, .clock_step = 100,
 		.nr_events = 6000, .len = len_mix,
 		.nest_rate = 30, .nest_depth = 3, .nest_label = NO_LABEL,
+		.discard_rate = 7,
 		.drain_every = 1000, .expect_drops = true,
 	},
 	{
@@ -1465,6 +1512,26 @@ static const struct wl workloads[] = {
 		.clock_start = 1000, .clock_step = 333,
 		.nr_events = 30000, .len = len_burst,
 		.drain_every = 1700, .expect_missed = true,
+	},
+	{
+		.name = "h: absolute mode, nested writers at every label, discards",
+		.order = 0, .abs_ts = true, .nr_cpus = 2, .pages = 640,
+		.clock_start = 5000, .clock_step = 100,
+		.jump_every = 7, .jump = (1ULL << 27) + 17,
+		.nr_events = 6000, .len = len_mix,
+		.nest_rate = 30, .nest_depth = 3, .nest_label = NO_LABEL,
+		.discard_rate = 7,
+		.drain_every = 1000, .full_first = true,
+	},
+	{
+		.name = "h: absolute mode, overwrite, clock crossing 2^59",
+		.order = 1, .abs_ts = true, .overwrite = true, .nr_cpus = 2,
+		.pages = 8, .clock_start = (1ULL << 59) - 3000000,
+		.clock_step = 100,
+		.nr_events = 12000, .len = len_mix,
+		.nest_rate = 30, .nest_depth = 3, .nest_label = NO_LABEL,
+		.discard_rate = 7,
+		.drain_every = 3000,
 	},
 };
 
@@ -1688,7 +1755,7 @@ static void test_crafted(void)
 	if (n != 4 || ev[0].ts != T || ev[1].ts != T + (1ULL << 30) + 8 ||
 	    ev[2].ts != 1ULL << 40 || ev[3].ts != (1ULL << 40) + 7 ||
 	    ev[2].len != 120 || ev[3].len != 112 || !ev[1].extend ||
-	    !ev[2].abs || pg.nr_discard != 1 || pg.data_after_discard)
+	    !ev[2].abs || pg.nr_discard != 1)
 		failf("valid page decoded wrongly (%d events)", n);
 	else if (kts[0] != ev[0].ts || kts[1] != ev[1].ts ||
 		 kts[2] != ev[2].ts || kts[3] != ev[3].ts)
@@ -1699,21 +1766,39 @@ static void test_crafted(void)
 	if (!rbn_decode_check_zero(cp, CP_SIZE, &pg, err, sizeof(err)))
 		failf("zero check missed a byte at the end of the page");
 
-	/* Quirk 1: kbuffer adds a discarded event's delta. */
+	/*
+	 * A discarded event's delta is time, for kbuffer as for the core:
+	 * data after one, one with delta 0 (not the end of the page), and
+	 * one carrying the absolute stamp and the time extend it was
+	 * written with.
+	 */
 	cp_reset(T);
 	cp_data(0, 1, false);
 	cp_pad(100, 8);
 	cp_data(5, 1, false);
+	cp_pad(0, 12);
+	cp_data(2, 1, false);
+	cp_stamp(RBN_TYPE_TIME_STAMP, T + 1000);
+	cp_pad(0, 4);
+	cp_data(3, 1, false);
+	cp_stamp(RBN_TYPE_TIME_EXTEND, 1ULL << 28);
+	cp_pad(6, 28);
+	cp_data(1, 1, false);
 	cp_commit(cp_off, 0);
 	n = cp_both(kb, &pg, ev, kts, &kmissed);
-	if (n == 2 && pg.data_after_discard && ev[1].ts == T + 5 &&
-	    kts[1] == T + 105)
-		ktap_print("kbuffer quirk 1: data after a discarded event with delta 100: rbn_decode %llu, kbuffer %llu",
-			   (unsigned long long)ev[1].ts, kts[1]);
+	if (n == 5 && pg.nr_discard == 4 && pg.nr_padding == 4 &&
+	    ev[1].ts == T + 105 && ev[2].ts == T + 107 &&
+	    ev[3].ts == T + 1003 && ev[4].ts == T + 1010 + (1ULL << 28) &&
+	    kts[1] == ev[1].ts && kts[2] == ev[2].ts && kts[3] == ev[3].ts &&
+	    kts[4] == ev[4].ts)
+		ktap_print("discarded events (delta 100, 0, after an absolute stamp, after an extend): rbn_decode and kbuffer agree, last at T + %llu",
+			   (unsigned long long)(ev[4].ts - T));
 	else
-		failf("discarded event: decoder %llu flagged %d, kbuffer %llu",
-		      (unsigned long long)ev[1].ts, pg.data_after_discard,
-		      kts[1]);
+		failf("discarded events: %d events, %u discards; decoder %llu %llu %llu %llu, kbuffer %llu %llu %llu %llu",
+		      n, pg.nr_discard, (unsigned long long)ev[1].ts,
+		      (unsigned long long)ev[2].ts, (unsigned long long)ev[3].ts,
+		      (unsigned long long)ev[4].ts, kts[1], kts[2], kts[3],
+		      kts[4]);
 
 	/* Quirk 2: no wrap fix for absolute stamps. */
 	cp_reset(TS59 - 100);

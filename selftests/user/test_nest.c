@@ -40,6 +40,16 @@
  * Overwrite also checks where the reader is told of lost events: with the
  * first event read after them, never before and never later.
  *
+ * The discard families run the same enumeration with smaller bounds (up to
+ * three writers, readers and clock jumps in plans of up to two), where one
+ * writer of each plan, the root included, discards its event with
+ * rbn_discard() instead of committing it: at every position, given back
+ * or left in place as padding, interrupted before or after its reserve.
+ * No reader may see it, every other event keeps its time, stats.discarded
+ * grows by exactly the discards, and the counters stay exact. The
+ * absolute families are the discard families in absolute time-stamp mode
+ * (positions sized for the stamp every event carries there).
+ *
  * Every label of enum rbn_label and of enum rbn_reader_label must get a
  * writer somewhere, or the test fails: the enums and the enumeration stay
  * in step.
@@ -64,6 +74,13 @@ enum pos {
 	POS_FILL_NESTED,	/* a depth-2 event, then the root fill it exactly */
 	POS_FILL_NESTED_ABS,	/* the same with the depth-2 event absolute */
 	POS_SHORT_NESTED,	/* a depth-2 event and the root leave 4 bytes */
+	/*
+	 * Discard families only: a depth-2 event nested before the root's
+	 * reserve fills the sub-buffer exactly, or leaves 4 bytes, so that
+	 * a writer nested in its discard crosses to the next one.
+	 */
+	POS_SECOND_EXACT,
+	POS_SECOND_SHORT,
 	POS_FULL,	/* producer/consumer ring full: the root is refused */
 	/*
 	 * On the same small ring, gone round once: the reader keeps up. Its
@@ -77,7 +94,8 @@ enum pos {
 
 static const char * const pos_name[NR_POS] = {
 	"page-start", "middle", "exact-fill", "crossing", "nested-crossing",
-	"fill-after-nested", "fill-after-abs", "short-after-nested", "full",
+	"fill-after-nested", "fill-after-abs", "short-after-nested",
+	"second-exact", "second-short", "full",
 	"caught-up-nested", "caught-up-crossing"
 };
 
@@ -110,6 +128,8 @@ struct bounds {
 	bool jumps;		/* a clock jump */
 	int writes_jump;	/* ... in plans of at most this many nested writers */
 	bool quick;
+	bool discards;		/* one writer of a plan may discard */
+	bool abs_ts;		/* absolute time-stamp mode */
 };
 
 struct family {
@@ -125,7 +145,8 @@ struct family {
 	unsigned long by_action[NEST_JUMP + 1];
 	unsigned long label_writer[NEST_NR_LABELS];
 	unsigned long label_reader[NEST_NR_LABELS];
-	unsigned long refused, dropped;
+	unsigned long refused, dropped, discarded;
+	bool root_discard;	/* the root of every plan discards */
 	/* (label, depth, position, clock) combinations exercised */
 	unsigned char combo[NEST_NR_LABELS][MAX_WRITERS + 1][NR_POS][NR_CLK];
 	/* overwrite: the counters, summed */
@@ -143,10 +164,13 @@ static unsigned int subbuf_room(struct family *f)
 	return rbn_subbuf_size(f->buffer) - RBN_PAGE_HDR_SIZE;
 }
 
-/* Bytes left in the sub-buffer before the root writes. */
-static unsigned int pos_room(int pos, unsigned int subbuf)
+/*
+ * Bytes left in the sub-buffer before the root writes. @stamp: the bytes
+ * of the absolute stamp every event has in absolute mode, else 0.
+ */
+static unsigned int pos_room(int pos, unsigned int subbuf, unsigned int stamp)
 {
-	unsigned int root = 4 + depth_len[1];
+	unsigned int root = 4 + depth_len[1] + stamp;
 
 	switch (pos) {
 	case POS_MID:
@@ -162,11 +186,15 @@ static unsigned int pos_room(int pos, unsigned int subbuf)
 		/* the root with a stamp fits; a depth-2 event does not */
 		return root + 8 + 20;
 	case POS_FILL_NESTED:
-		return root + 4 + depth_len[2];
+		return root + 4 + depth_len[2] + stamp;
 	case POS_FILL_NESTED_ABS:
 		return root + 4 + depth_len[2] + 8;
 	case POS_SHORT_NESTED:
-		return root + 4 + depth_len[2] + 4;
+		return root + 4 + depth_len[2] + stamp + 4;
+	case POS_SECOND_EXACT:
+		return 4 + depth_len[2] + stamp;
+	case POS_SECOND_SHORT:
+		return 4 + depth_len[2] + stamp + 4;
 	default:
 		return subbuf;
 	}
@@ -254,7 +282,8 @@ static void consume_quietly(struct family *f)
 static bool setup_nest(struct family *f)
 {
 	unsigned int subbuf = subbuf_room(f);
-	unsigned int room = pos_room(f->pos, subbuf);
+	unsigned int room = pos_room(f->pos, subbuf,
+				     f->b.abs_ts ? RBN_LEN_TIME_STAMP : 0);
 	unsigned long i;
 
 	f->extra = 0;
@@ -326,7 +355,8 @@ static const char * const ow_pos_name[NR_OW_POS] = {
 static bool setup_overwrite(struct family *f)
 {
 	unsigned int subbuf = subbuf_room(f);
-	unsigned int ev = OW_LEN + 4, room;
+	unsigned int ev = OW_LEN + 4 + (f->b.abs_ts ? RBN_LEN_TIME_STAMP : 0);
+	unsigned int room;
 	unsigned long i;
 
 	f->extra = 0;
@@ -348,6 +378,9 @@ static bool setup_overwrite(struct family *f)
 		break;
 	default:
 		room = subbuf / 2 + 2 * ev;
+		/* the filler before needs 16 bytes in absolute mode */
+		if (subbuf - room < 16)
+			room = subbuf - 16;
 		break;
 	}
 	/* wrap the ring once, so that the head has events to lose */
@@ -357,19 +390,25 @@ static bool setup_overwrite(struct family *f)
 	return fill(f, subbuf - room);
 }
 
-static int plan_writes(const struct nest_plan *p, int *readers, int *jump)
+static int plan_writes(const struct nest_plan *p, int *readers, int *jump,
+		       int *discards)
 {
 	int w = 0;
 
 	*readers = 0;
 	*jump = -1;
+	*discards = 0;
 	for (int i = 0; i < p->n; i++) {
-		if (p->action[i] == NEST_WRITE)
+		if (p->action[i] == NEST_WRITE) {
 			w++;
-		else if (p->action[i] >= NEST_JUMP)
+		} else if (p->action[i] == NEST_WRITE_DISCARD) {
+			w++;
+			(*discards)++;
+		} else if (p->action[i] >= NEST_JUMP) {
 			*jump = p->action[i] - NEST_JUMP;
-		else
+		} else {
 			(*readers)++;
+		}
 	}
 	return w;
 }
@@ -378,7 +417,7 @@ static void describe(const struct nest_plan *p, const struct nest_point *pts,
 		     char *buf, size_t size)
 {
 	static const char * const act[] = {
-		"write", "consume", "take-page", "drain"
+		"write", "consume", "take-page", "drain", "discarding-write"
 	};
 	int len = 0;
 
@@ -462,14 +501,15 @@ static int run_plan(struct family *f, const struct nest_plan *p, int clk,
 		    struct nest_point *pts)
 {
 	struct rbn_cpu_stats st0, st;
-	int readers, jump, writes;
+	int readers, jump, writes, discards;
 	u64 base, jv;
 	bool ok = true;
 
-	writes = plan_writes(p, &readers, &jump);
+	writes = plan_writes(p, &readers, &jump, &discards);
 	clk_setup(clk, &base, &jv);
 	nest_begin(&ctx, NULL, base, 1, jv, -1);
 	ctx.overwrite = f->overwrite;
+	ctx.root_discard = f->root_discard;
 	if (!f->setup(f)) {
 		snprintf(ctx.err, sizeof(ctx.err), "the fillers of %s failed",
 			 f->overwrite ? ow_pos_name[f->pos] : pos_name[f->pos]);
@@ -498,6 +538,15 @@ static int run_plan(struct family *f, const struct nest_plan *p, int clk,
 		ok = nest_check(&ctx, f->extra) && ok;
 	}
 	rbn_cpu_stats(f->buffer, 0, &st);
+	/* A discarded event is counted there, and nowhere else. */
+	if (ok && st.discarded - st0.discarded != ctx.nr_discarded) {
+		snprintf(ctx.err, sizeof(ctx.err),
+			 "%u events discarded, stats.discarded grew by %llu",
+			 ctx.nr_discarded,
+			 (unsigned long long)(st.discarded - st0.discarded));
+		ok = false;
+	}
+	f->discarded += ctx.nr_discarded;
 	if (ok && ctx.drop_planned &&
 	    ctx.refused != (st.dropped - st0.dropped) +
 			   (st.commit_overrun - st0.commit_overrun)) {
@@ -555,7 +604,7 @@ static int run_plan(struct family *f, const struct nest_plan *p, int clk,
 		int a = p->action[i] >= NEST_JUMP ? NEST_JUMP : p->action[i];
 
 		f->by_action[a]++;
-		if (a == NEST_WRITE) {
+		if (a == NEST_WRITE || a == NEST_WRITE_DISCARD) {
 			f->label_writer[np->label]++;
 			f->combo[np->label][np->depth][f->pos][clk] = 1;
 		} else if (a != NEST_JUMP) {
@@ -607,9 +656,9 @@ static bool caught_up(const struct family *f)
 static void explore(struct family *f, struct nest_plan *p)
 {
 	struct nest_point pts[NEST_MAX_POINTS];
-	int readers, jump, writes, np, start, clk;
+	int readers, jump, writes, discards, np, start, clk;
 
-	writes = plan_writes(p, &readers, &jump);
+	writes = plan_writes(p, &readers, &jump, &discards);
 	clk = jump >= 0 ? jump : CLK_STEADY;
 	/* the sample: every 7th four-writer plan, every 4th jump or reader */
 	if (f->b.quick &&
@@ -656,6 +705,11 @@ static void explore(struct family *f, struct nest_plan *p)
 		    (!readers || writes + 1 <= f->b.writes_reader)) {
 			p->action[n] = NEST_WRITE;
 			explore(f, p);
+			/* one discarding writer per plan, the root included */
+			if (f->b.discards && !discards && !f->root_discard) {
+				p->action[n] = NEST_WRITE_DISCARD;
+				explore(f, p);
+			}
 		}
 		if (readers < f->b.readers && !at->head_busy && !at->reader &&
 		    !(f->overwrite && f->pos == OW_LAP && writes > 1) &&
@@ -705,10 +759,14 @@ static void print_family(struct family *f)
 		   f->quick_skipped ? " (quick sample)" : "");
 	ktap_print("  %lu distinct (label, depth, position, clock) combinations of a nested writer; %lu of %d labels",
 		   combos, labels, NEST_NR_LABELS);
-	ktap_print("  actions: %lu nested writers, %lu reader consumes, %lu page takes, %lu drains, %lu clock jumps",
-		   f->by_action[NEST_WRITE], f->by_action[NEST_CONSUME],
+	ktap_print("  actions: %lu nested writers (%lu discarding), %lu reader consumes, %lu page takes, %lu drains, %lu clock jumps",
+		   f->by_action[NEST_WRITE] + f->by_action[NEST_WRITE_DISCARD],
+		   f->by_action[NEST_WRITE_DISCARD], f->by_action[NEST_CONSUME],
 		   f->by_action[NEST_READ_PAGE], f->by_action[NEST_DRAIN],
 		   f->by_action[NEST_JUMP]);
+	if (f->discarded)
+		ktap_print("  events discarded %lu (stats.discarded agreed in every scenario)",
+			   f->discarded);
 	for (pos = 0; pos < NR_POS; pos++)
 		if (f->by_pos[pos])
 			ktap_print("  position %-18s %lu", f->overwrite ?
@@ -730,11 +788,22 @@ static void print_family(struct family *f)
 		all_label_writer[i] += f->label_writer[i];
 }
 
-static void print_paths(struct nest_ctx *c)
+static void print_paths(unsigned long events, const unsigned long *paths)
 {
 	ktap_print("events %lu: fast %lu, forced-absolute %lu, slow (interrupted before reserve) %lu, zero-delta %lu, time-extend %lu, page-start %lu, clock-back %lu",
-		   c->events, c->paths[0], c->paths[1], c->paths[2],
-		   c->paths[3], c->paths[4], c->paths[5], c->paths[6]);
+		   events, paths[0], paths[1], paths[2], paths[3], paths[4],
+		   paths[5], paths[6]);
+}
+
+/* The paths of the events written since @paths0 / @events0 were saved. */
+static void print_paths_since(const unsigned long *paths0,
+			      unsigned long events0)
+{
+	unsigned long d[7];
+
+	for (int i = 0; i < 7; i++)
+		d[i] = ctx.paths[i] - paths0[i];
+	print_paths(ctx.events - events0, d);
 }
 
 static struct family *new_family(const char *name, bool overwrite, int ring,
@@ -743,7 +812,7 @@ static struct family *new_family(const char *name, bool overwrite, int ring,
 	struct family *f = calloc(1, sizeof(*f));
 	struct rbn_config cfg = {
 		.size = size, .clock = nest_clock, .nr_cpus = 1,
-		.overwrite = overwrite,
+		.overwrite = overwrite, .abs_ts = b.abs_ts,
 	};
 
 	if (!f)
@@ -767,34 +836,42 @@ static void free_family(struct family *f)
 	free(f);
 }
 
-/* Trees of up to four writers in producer/consumer mode. */
-static bool family_nest(bool quick)
+/*
+ * Producer/consumer mode: every position, on a big ring and (full, caught
+ * up) on a small one. With @roots 2 every plan runs twice: its root commits
+ * (a nested writer may discard), then its root discards.
+ */
+static bool family_nest(const char *name, struct bounds b, int roots)
 {
-	struct bounds b = {
-		.writes = MAX_WRITERS - 1, .readers = 1, .writes_reader = 2,
-		.jumps = true, .writes_jump = 2, .quick = quick,
-	};
-	struct family *f = new_family("nest", false, 0, 16 * 4096, b);
-	struct family *full = new_family("nest", false, 0, 3 * 4080, b);
+	struct family *f = new_family(name, false, 0, 16 * 4096, b);
+	struct family *full = new_family(name, false, 0, 3 * 4080, b);
 	struct nest_plan p = { 0 };
-	unsigned long paths6;
+	unsigned long paths0[8], events0;
 	bool ok;
 
 	if (!f || !full)
 		return false;
-	ctx.buffer = f->buffer;
-	ctx.page = rbn_alloc_read_page(f->buffer, 0);
-	for (f->pos = 0; f->pos < POS_FULL; f->pos++)
-		explore(f, &p);
-	rbn_free_read_page(f->buffer, 0, ctx.page);
+	memcpy(paths0, ctx.paths, sizeof(paths0));
+	events0 = ctx.events;
+	for (int root = 0; root < roots; root++) {
+		f->root_discard = root;
+		full->root_discard = root;
+		ctx.buffer = f->buffer;
+		ctx.page = rbn_alloc_read_page(f->buffer, 0);
+		for (f->pos = 0; f->pos < POS_FULL; f->pos++)
+			if (b.discards || (f->pos != POS_SECOND_EXACT &&
+					   f->pos != POS_SECOND_SHORT))
+				explore(f, &p);
+		rbn_free_read_page(f->buffer, 0, ctx.page);
 
-	/* the full ring: a small one, the same family */
-	ctx.buffer = full->buffer;
-	ctx.page = rbn_alloc_read_page(full->buffer, 0);
-	for (full->pos = POS_FULL; full->pos < NR_POS; full->pos++)
-		explore(full, &p);
-	rbn_free_read_page(full->buffer, 0, ctx.page);
-	ctx.page = NULL;
+		/* the full ring: a small one, the same family */
+		ctx.buffer = full->buffer;
+		ctx.page = rbn_alloc_read_page(full->buffer, 0);
+		for (full->pos = POS_FULL; full->pos < NR_POS; full->pos++)
+			explore(full, &p);
+		rbn_free_read_page(full->buffer, 0, ctx.page);
+		ctx.page = NULL;
+	}
 	for (int i = 0; i < NR_POS; i++)
 		f->by_pos[i] += full->by_pos[i];
 	for (int i = 0; i < NR_CLK; i++)
@@ -817,15 +894,17 @@ static bool family_nest(bool quick)
 	f->quick_skipped += full->quick_skipped;
 	f->refused += full->refused;
 	f->dropped += full->dropped;
+	f->discarded += full->discarded;
 	print_family(f);
-	print_paths(&ctx);
-	paths6 = ctx.paths[6];
+	print_paths_since(paths0, events0);
 	ok = f->failed == 0 && f->scenarios > 0 && full->dropped > 0 &&
-	     paths6 > 0;
+	     ctx.paths[6] > paths0[6] && (!b.discards || f->discarded > 0);
 	if (!full->dropped)
 		ktap_print("  the full ring refused nothing");
-	if (!paths6)
+	if (ctx.paths[6] == paths0[6])
 		ktap_print("  no clock-back event: the clocks stepping back did not");
+	if (b.discards && !f->discarded)
+		ktap_print("  nothing was discarded");
 	free_family(f);
 	free_family(full);
 	return ok;
@@ -835,42 +914,45 @@ static bool family_nest(bool quick)
  * Overwrite mode on full rings of 2, 3 and 4 sub-buffers: the head is
  * pushed by the root or by a nested writer, readers act at the points.
  */
-static bool family_overwrite(bool quick)
+static bool family_overwrite(const char *name, struct bounds b, int first_ring,
+			     int roots)
 {
-	struct bounds b = {
-		.writes = MAX_WRITERS - 1, .readers = 1, .writes_reader = 2,
-		.jumps = false, .quick = quick,
-	};
-	unsigned long paths0[8];
+	unsigned long paths0[8], events0;
 	bool ok = true;
 
+	b.jumps = false;
 	memcpy(paths0, ctx.paths, sizeof(paths0));
-	for (int ring = 2; ring <= 4; ring++) {
+	events0 = ctx.events;
+	for (int ring = first_ring; ring <= 4; ring++) {
 		struct family *f;
 		struct nest_plan p = { 0 };
-		char name[32];
+		char fname[32];
 
-		snprintf(name, sizeof(name), "overwrite ring %d", ring);
-		f = new_family(name, true, ring, ring * 4080, b);
+		snprintf(fname, sizeof(fname), "%s ring %d", name, ring);
+		f = new_family(fname, true, ring, ring * 4080, b);
 		if (!f)
 			return false;
 		ctx.buffer = f->buffer;
 		ctx.page = rbn_alloc_read_page(f->buffer, 0);
-		for (f->pos = 0; f->pos < NR_OW_POS; f->pos++)
-			if (f->pos != OW_LAP || ring >= 3)
-				explore(f, &p);
+		for (int root = 0; root < roots; root++) {
+			f->root_discard = root;
+			for (f->pos = 0; f->pos < NR_OW_POS; f->pos++)
+				if (f->pos != OW_LAP || ring >= 3)
+					explore(f, &p);
+		}
 		rbn_free_read_page(f->buffer, 0, ctx.page);
 		ctx.page = NULL;
 		print_family(f);
-		if (f->failed || !f->scenarios || !f->overrun)
+		if (f->failed || !f->scenarios || !f->overrun ||
+		    (b.discards && !f->discarded))
 			ok = false;
 		if (!f->overrun)
 			ktap_print("  nothing was overwritten");
+		if (b.discards && !f->discarded)
+			ktap_print("  nothing was discarded");
 		free_family(f);
 	}
-	for (int i = 0; i < 7; i++)
-		ctx.paths[i] -= paths0[i];
-	print_paths(&ctx);
+	print_paths_since(paths0, events0);
 	return ok;
 }
 
@@ -896,15 +978,41 @@ int main(void)
 {
 	bool quick = getenv("RBN_NEST_QUICK") && atoi(getenv("RBN_NEST_QUICK"));
 
+	/* up to four writers, one reader action, clock jumps */
+	struct bounds nest_bounds = {
+		.writes = MAX_WRITERS - 1, .readers = 1, .writes_reader = 2,
+		.jumps = true, .writes_jump = 2, .quick = quick,
+	};
+	/*
+	 * One writer of the plan discards its events: up to three writers,
+	 * readers and clock jumps in plans of up to two.
+	 */
+	struct bounds discard_bounds = {
+		.writes = MAX_WRITERS - 2, .readers = 1, .writes_reader = 1,
+		.jumps = true, .writes_jump = 1, .quick = quick,
+		.discards = true,
+	};
+	/* The same in absolute time-stamp mode. */
+	struct bounds abs_bounds = discard_bounds;
+
+	abs_bounds.abs_ts = true;
 	nest_cur = &ctx;
 	rbn_user_nr_cpus = 1;
 
-	ktap_start(3);
+	ktap_start(7);
 	ktap_print("plans of 1 to 4 writers (depth up to 4), 0-2 interrupts per writer at any of the points of %d labels (%d of the reader's swap) the code reaches%s",
 		   NEST_NR_LABELS, RBN_NR_READER_LABELS,
 		   quick ? ", quick sample of 4-writer plans" : "");
-	ktap_result(family_nest(quick), "nest_exhaustive");
-	ktap_result(family_overwrite(quick), "nest_overwrite_readers");
+	ktap_result(family_nest("nest", nest_bounds, 1), "nest_exhaustive");
+	ktap_result(family_overwrite("overwrite", nest_bounds, 2, 1),
+		    "nest_overwrite_readers");
+	ktap_result(family_nest("discard", discard_bounds, 2),
+		    "nest_discard");
+	ktap_result(family_overwrite("overwrite discard", discard_bounds, 3, 2),
+		    "nest_overwrite_discard");
+	ktap_result(family_nest("absolute", abs_bounds, 2), "nest_absolute");
+	ktap_result(family_overwrite("overwrite absolute", abs_bounds, 3, 2),
+		    "nest_overwrite_absolute");
 	ktap_result(labels_reached(), "nest_every_label_reached");
 	return ktap_finish();
 }

@@ -23,7 +23,7 @@ set -uo pipefail
 
 rbtrace=${1:-}
 rbgen=${2:-}
-nr_tests=34
+nr_tests=36
 
 echo "KTAP version 1"
 echo "1..$nr_tests"
@@ -190,7 +190,7 @@ events_of() {
 
 # ---- recordings of the real core pass ------------------------------------
 
-for mode in nest nest59 clockback overwrite signals; do
+for mode in nest nest59 clockback discard absolute overwrite signals; do
 	rec=$tmp/$mode
 	if ! "$rbgen" $mode "$rec" >"$tmp/gen.$mode" 2>&1; then
 		diag <"$tmp/gen.$mode"
@@ -217,13 +217,22 @@ for mode in nest nest59 clockback overwrite signals; do
 	clockback) [ "${cb:-0}" -gt 0 ] || ok=fail ;;
 	*) [ "$cb" = 0 ] || ok=fail ;;
 	esac
+	# discarded events: counted by the core, none of them read, and
+	# nothing missing between the sequence numbers of those written
+	if [ $mode = discard ] || [ $mode = absolute ]; then
+		d=$(awk '{ for (i = 1; i < NF; i++) if ($i == "discarded:") s += $(i + 1) } END { print s + 0 }' "$tmp/gen.$mode")
+		w=$(awk '{ for (i = 1; i < NF; i++) if ($i == "written:") s += $(i + 1) } END { print s + 0 }' "$tmp/gen.$mode")
+		e=$(events_of "$tmp/check.$mode")
+		echo "# $mode: rbgen committed $w events and discarded $d; check read ${e:-?}"
+		[ "$d" -gt 0 ] && [ "$e" = "$w" ] || ok=fail
+	fi
 	result $ok "check: $mode recording (exit $rc)"
 done
 
 # ---- report --------------------------------------------------------------
 
 ok=ok
-for mode in nest nest59 clockback overwrite signals; do
+for mode in nest nest59 clockback discard absolute overwrite signals; do
 	want=$(events_of "$tmp/check.$mode")
 	got=$("$rbtrace" report "$tmp/$mode" | grep -c ' sample: seq=')
 	echo "# report $mode: $got lines, check counted ${want:-?} events"
@@ -267,7 +276,7 @@ if ! command -v trace-cmd >/dev/null 2>&1; then
 else
 	ok=ok
 	okts=ok
-	for mode in nest nest59 overwrite signals; do
+	for mode in nest nest59 discard absolute overwrite signals; do
 		dat=$tmp/$mode.dat
 		if ! "$rbtrace" export "$tmp/$mode" -o "$dat" 2>"$tmp/err"; then
 			diag <"$tmp/err"
@@ -624,7 +633,7 @@ table_of() {
 # Every recording of the core: stream finds what check finds, page by page
 # without keeping them.
 ok=ok
-for mode in nest nest59 clockback overwrite signals; do
+for mode in nest nest59 clockback discard absolute overwrite signals; do
 	fake_dir "$tmp/$mode" "$tmp/sd"
 	"$rbtrace" stream -q -d "$tmp/sd" >"$tmp/stream.$mode" 2>&1
 	rc=$?

@@ -33,6 +33,8 @@ static int jump_label = -1, jump_nth;
 static unsigned int nr_fillers = 1;
 /* Reserves of the tree that are meant to be refused; 0 unless told. */
 static unsigned int planned_refusals;
+/* The buffers of run_tree() are in absolute time-stamp mode. */
+static bool abs_mode;
 
 /*
  * What the scenario left in the buffer, read back page by page:
@@ -261,7 +263,7 @@ static bool run_tree(const char *name, struct nest_tree *t, int follow,
 {
 	struct rbn_config cfg = {
 		.size = 8 * 4080, .clock = nest_clock, .nr_cpus = 1,
-		.overwrite = overwrite,
+		.overwrite = overwrite, .abs_ts = abs_mode,
 	};
 	unsigned int subbuf, i, fillers = prefill ? nr_fillers : 0;
 	unsigned int refused = 0;
@@ -294,7 +296,7 @@ static bool run_tree(const char *name, struct nest_tree *t, int follow,
 			first = filler(prefill, &rg_filler_ts, &flags);
 			ok = first != NULL;
 			/* It opens the first sub-buffer: see rg_first. */
-			if (!(flags & RBN_EV_PAGE_START))
+			if (!(flags & RBN_EV_PAGE_START) || abs_mode)
 				first = NULL;
 		} else {
 			ok = nest_filler(&ctx, prefill);
@@ -337,6 +339,12 @@ static bool run_tree(const char *name, struct nest_tree *t, int follow,
 			   d->abs ? ", absolute stamp" : "");
 	}
 	for (i = 0; i < ctx.nr_ids; i++) {
+		if (ctx.rec[i].discarded) {
+			ktap_print("  id %u depth %u writer %" PRIu64 " flags%s: discarded",
+				   i, ctx.rec[i].depth, ctx.rec[i].ts,
+				   flag_names(ctx.rec[i].flags));
+			continue;
+		}
 		if (ctx.rec[i].written)
 			continue;
 		refused++;
@@ -849,9 +857,9 @@ static bool page_switch_cases(void)
 		pad = (const void *)(rg_first + RBN_PAGE_HDR_SIZE + tail);
 		i1 = rd_of(1);
 		d = dec_of(1);
-		ktap_print("  first sub-buffer in place: time stamp %" PRIu64 ", commit %u, %u events, %u discarded (%u bytes, delta %u); pages touched %" PRIu64,
+		ktap_print("  first sub-buffer in place: time stamp %" PRIu64 ", commit %u, %u events, %u paddings (%u bytes, delta %u); pages touched %" PRIu64,
 			   rg_first_pg.time_stamp, rg_first_pg.commit,
-			   rg_first_pg.nr_events, rg_first_pg.nr_discard,
+			   rg_first_pg.nr_events, rg_first_pg.nr_padding,
 			   pad->type_len == RBN_TYPE_PADDING ?
 			   pad->array[0] + RBN_EVENT_HDR_SIZE : 0,
 			   pad->time_delta, st.pages_touched);
@@ -862,17 +870,17 @@ static bool page_switch_cases(void)
 		     rg_first_ok, rg_first_pg.time_stamp, rg_filler_ts,
 		     rg_first_pg.nr_events);
 		PATH(rg_first_ok && rg_first_pg.commit == 4080 &&
-		     rg_first_pg.nr_discard == 1 && !rg_first_pg.pad_dirty &&
+		     rg_first_pg.nr_padding == 1 && !rg_first_pg.pad_dirty &&
 		     pad->type_len == RBN_TYPE_PADDING && pad->time_delta &&
 		     pad->array[0] + RBN_EVENT_HDR_SIZE == left,
-		     "first sub-buffer: commit %u, %u discarded events, entry at %u type %u delta %u",
-		     rg_first_pg.commit, rg_first_pg.nr_discard, tail,
+		     "first sub-buffer: commit %u, %u paddings, entry at %u type %u delta %u",
+		     rg_first_pg.commit, rg_first_pg.nr_padding, tail,
 		     pad->type_len, pad->time_delta);
 		PATH(rg_nr_pages == 2 && rg_pages[0].pg.nr_events == 1 &&
 		     ((rg_pages[0].pg.commit == tail &&
 		       !rg_pages[0].pg.nr_padding) ||
 		      (rg_pages[0].pg.commit == 4080 &&
-		       rg_pages[0].pg.nr_discard == 1)),
+		       rg_pages[0].pg.nr_padding == 1)),
 		     "read back: %u pages, the first with commit %u, %u events, %u paddings",
 		     rg_nr_pages, rg_pages[0].pg.commit,
 		     rg_pages[0].pg.nr_events, rg_pages[0].pg.nr_padding);
@@ -1187,12 +1195,304 @@ static bool full_buffer_refusals_counted(void)
 	return ok;
 }
 
+/* Node @i of @t discards its event instead of committing it. */
+static void discards(struct nest_tree *t, int i)
+{
+	t->n[i].action = NEST_WRITE_DISCARD;
+}
+
+/*
+ * Mainline's "force absolute timestamp on discard of event": the task
+ * discards an event that nothing was written behind, and its bytes are
+ * given back. write_stamp still holds the discarded event's time; the
+ * next event, written where the discarded one was, must not take its
+ * delta from it: it would be read 10^6 ns early here (the clock jumps
+ * 10^6 ns before the discarded event reads it).
+ *
+ * Path: the filler, then the next event's absolute stamp at the discarded
+ * one's offset; nothing of the discarded event on the page; stats count
+ * it as discarded only.
+ */
+static bool discard_given_back_next_absolute(void)
+{
+	struct nest_tree t = { 0 };
+	const struct rbn_dec_event *d;
+	struct rbn_cpu_stats st;
+	bool ok;
+
+	node(&t, 0, 24);
+	discards(&t, 0);
+	node(&t, 1, 24);	/* the next event */
+	jump_label = RBN_LABEL_A_AFTER;
+	jump_nth = 0;
+	ok = run_tree("discard_given_back", &t, 1, 200, 1000, 1000000, -1,
+		      false);
+	jump_label = -1;
+	st = stats();
+	d = dec_of(1);
+	ktap_print("  entries %" PRIu64 " written %" PRIu64 " discarded %" PRIu64 " bytes %" PRIu64 " (read %u), ts_abs %" PRIu64,
+		   st.entries, st.written, st.discarded, st.bytes,
+		   ctx.nr_read, st.ts_abs);
+	path_begin();
+	PATH(rd_of(0) < 0 && IN_ORDER(NEST_FILLER_ID, 1),
+	     "read: the filler, then the next event; the discarded one never");
+	PATH(d && d->offset == 200 + RBN_LEN_TIME_STAMP,
+	     "next event's stamp at data[%u], where the discarded event was",
+	     d ? d->offset - RBN_LEN_TIME_STAMP : 0);
+	PATH(flags_of(1) & RBN_EV_ABSOLUTE, "next event: flags%s",
+	     flag_names(flags_of(1)));
+	PATH_ABS(1);
+	PATH(rg_nr_pages == 1 && !rg_pages[0].pg.nr_padding,
+	     "%u pages read, %u paddings on the first", rg_nr_pages,
+	     rg_nr_pages ? rg_pages[0].pg.nr_padding : 0);
+	PATH(st.discarded == 1 && st.written == 2 && !st.overrun &&
+	     !st.dropped && st.read == 2,
+	     "stats: discarded %" PRIu64 ", written %" PRIu64 ", read %" PRIu64,
+	     st.discarded, st.written, st.read);
+	ok = path_end("discarded event given back: the next one absolute") && ok;
+	done();
+	return ok;
+}
+
+/*
+ * An interrupt writes behind the task's event after its reserve, taking
+ * its delta from the task's stamp; then the task discards. Its bytes stay
+ * on the page as padding with the task's delta, which every reader adds:
+ * the interrupt's event is read at its own time. A reader that skipped
+ * the padding's delta would read it 10^6 + 1 ns early.
+ *
+ * Path: the padding at the task's offset with the task's delta; the
+ * interrupt right behind it with a plain delta.
+ */
+static bool discard_in_place_delta_is_time(void)
+{
+	struct nest_tree t = { 0 };
+	const struct rbn_dec_event *d;
+	struct rbn_cpu_stats st;
+	bool ok;
+
+	node(&t, 0, 24);
+	discards(&t, 0);
+	node(&t, 1, 40);
+	node(&t, 2, 24);	/* a later task event */
+	irq_at(&t, 0, RBN_LABEL_RESERVED, 1);
+	/* the task's clock 10^6 + 1 ns after the filler's */
+	jump_label = RBN_LABEL_A_AFTER;
+	jump_nth = 0;
+	ok = run_tree("discard_in_place", &t, 2, 200, 1000, 1000000, -1,
+		      false);
+	jump_label = -1;
+	st = stats();
+	d = dec_of(1);
+	ktap_print("  discarded %" PRIu64 ", paddings on the page %u (discarded events %u), bytes %" PRIu64,
+		   st.discarded, rg_nr_pages ? rg_pages[0].pg.nr_padding : 0,
+		   rg_nr_pages ? rg_pages[0].pg.nr_discard : 0, st.bytes);
+	path_begin();
+	PATH(rd_of(0) < 0 && IN_ORDER(NEST_FILLER_ID, 1, 2),
+	     "read: filler, interrupt, later event; the discarded one never");
+	PATH(rg_nr_pages && rg_pages[0].pg.nr_discard == 1,
+	     "the discarded event stays on the page as padding");
+	PATH(d && d->offset == 200 + 28 && !d->abs && !d->extend &&
+	     d->raw_delta == ts_of(1) - ts_of(0),
+	     "interrupt at data[%u], delta %" PRIu64 " from the discarded event's time",
+	     d ? d->offset : 0, d ? d->raw_delta : 0);
+	PATH(st.discarded == 1 && st.written == 3 && st.read == 3,
+	     "stats: discarded %" PRIu64 ", written %" PRIu64 ", read %" PRIu64,
+	     st.discarded, st.written, st.read);
+	ok = path_end("discarded event in place: its delta is time") && ok;
+	done();
+	return ok;
+}
+
+/*
+ * Found by test_nest: the task is on its slow path (an interrupt wrote in
+ * front of it between its A and C) and has read before_stamp; a second
+ * interrupt, whose clock reads 1 ns back and so gets last_ts, the task's
+ * own time from A, reserves and discards, giving its bytes back. With
+ * mainline's before_stamp = 0, write_stamp keeps that time, equal to the
+ * before_stamp the task read: the task's E and F find nothing changed and
+ * it takes a delta from a time no longer on the page, read 1 ns early.
+ * Clearing write_stamp instead makes the task's F fail: it is shown at
+ * the first interrupt's time with the zero delta (sandwich).
+ */
+static bool discard_in_slow_path_clears_write_stamp(void)
+{
+	struct nest_tree t = { 0 };
+	int i0, i1;
+	bool ok;
+
+	node(&t, 0, 24);
+	node(&t, 1, 40);
+	node(&t, 2, 24);
+	discards(&t, 2);
+	node(&t, 3, 24);	/* a later task event */
+	irq_at(&t, 0, RBN_LABEL_A_TAIL, 1);
+	irq_at(&t, 0, RBN_LABEL_SLOW_BEFORE, 2);
+	/* the second interrupt's clock 1 ns back: the third context label */
+	jump_label = RBN_LABEL_CONTEXT;
+	jump_nth = 2;
+	ok = run_tree("discard_in_slow_path", &t, 3, 200, 1ULL << 40, -2ULL,
+		      -1, false);
+	jump_label = -1;
+	i0 = rd_of(0);
+	i1 = rd_of(1);
+	path_begin();
+	PATH(IN_ORDER(1, 0, 3) && rd_of(2) < 0,
+	     "read: first interrupt, task, later event; the discarded one never");
+	PATH(ctx.rec[2].discarded && (ctx.rec[2].flags & RBN_EV_CLOCK_BACK),
+	     "second interrupt: discarded, flags%s", flag_names(ctx.rec[2].flags));
+	PATH((flags_of(0) & (RBN_EV_SLOW | RBN_EV_ZERO_DELTA)) ==
+	     (RBN_EV_SLOW | RBN_EV_ZERO_DELTA),
+	     "task's event: flags%s", flag_names(flags_of(0)));
+	PATH(i0 >= 0 && i1 >= 0 && ctx.rd[i0].ts == ctx.rd[i1].ts,
+	     "task's event read at the first interrupt's time");
+	ok = path_end("discard nested in a slow path: the task's delta not from its stamp") && ok;
+	done();
+	return ok;
+}
+
+/*
+ * Found by a review, then by test_nest's second-exact position: an
+ * interrupt (W) nested in the task before the task's reserve writes an
+ * event that fills the sub-buffer exactly, and discards it. In W's
+ * discard, at @label, a third writer (X) does not fit, moves the tail on
+ * and gives its reserve back: the page's write index is W's end again.
+ * Without the update count bumped there, W's cmpxchg of the index
+ * succeeds on a page the tail has left; the task then finds the index
+ * where its A read it and writes there, on the old page, in front of X
+ * whose time is earlier: read back, time goes backwards.
+ *
+ * Path: W's event stays in place (as padding), X and the task are on the
+ * next sub-buffer in that order.
+ */
+static bool discard_aba_at(int label)
+{
+	struct nest_tree t = { 0 };
+	struct rbn_cpu_stats st;
+	char name[64];
+	bool ok;
+
+	node(&t, 0, 24);
+	node(&t, 1, 40);
+	discards(&t, 1);
+	node(&t, 2, 24);
+	irq_at(&t, 0, RBN_LABEL_A_AFTER, 1);
+	irq_at(&t, 1, label, 2);
+	snprintf(name, sizeof(name), "discard_aba at %s", rbn_label_name(label));
+	/* the filler leaves exactly W's 44 bytes */
+	ok = run_tree(name, &t, -1, 4080 - 44, 1000, 0, -1, false);
+	st = stats();
+	path_begin();
+	PATH(IN_ORDER(NEST_FILLER_ID, 2, 0) && rd_of(1) < 0,
+	     "read: filler, the crossing writer, the task; the discarded one never");
+	PATH(rg_nr_pages == 2 && rg_pages[0].pg.nr_padding == 1 &&
+	     rg_pages[1].pg.nr_events == 2,
+	     "%u pages: the discarded event in place on the first (%u paddings), %u events on the second",
+	     rg_nr_pages, rg_nr_pages ? rg_pages[0].pg.nr_padding : 0,
+	     rg_nr_pages > 1 ? rg_pages[1].pg.nr_events : 0);
+	PATH(ts_of(0) > ts_of(2), "the task's time %" PRIu64 " after the crossing writer's %" PRIu64,
+	     ts_of(0), ts_of(2));
+	PATH(st.discarded == 1 && st.written == 3 && !st.bytes,
+	     "stats: discarded %" PRIu64 ", written %" PRIu64 ", bytes left %" PRIu64,
+	     st.discarded, st.written, st.bytes);
+	ok = path_end("discard on a page the tail left: bytes not given back") && ok;
+	done();
+	return ok;
+}
+
+static bool discard_on_left_page_not_given_back(void)
+{
+	bool ok = discard_aba_at(RBN_LABEL_DISCARD_TAIL);
+
+	return discard_aba_at(RBN_LABEL_DISCARD_STAMP) && ok;
+}
+
+/*
+ * Absolute mode, slow path: an interrupt writes in front of the task
+ * between its A and C. Nothing comes behind the task before its F, so
+ * its clock, read again after the interrupt, is its time: an absolute
+ * stamp of that value. Mainline (6.12) takes the slow path's delta
+ * (ts - write_stamp) and writes it as the absolute stamp: the task's
+ * event would be read near 0.
+ *
+ * Path: both events behind their own absolute stamps, the task's the
+ * later one; no zero delta.
+ */
+static bool abs_mode_slow_path_own_time(void)
+{
+	struct nest_tree t = { 0 };
+	bool ok;
+
+	node(&t, 0, 24);
+	node(&t, 1, 40);
+	irq_at(&t, 0, RBN_LABEL_A_TAIL, 1);
+	abs_mode = true;
+	ok = run_tree("abs_slow_path", &t, -1, 200, 1000, 0, -1, false);
+	abs_mode = false;
+	path_begin();
+	PATH(IN_ORDER(NEST_FILLER_ID, 1, 0), "read: filler, interrupt, task");
+	PATH((flags_of(0) & (RBN_EV_SLOW | RBN_EV_ABSOLUTE | RBN_EV_ZERO_DELTA)) ==
+	     (RBN_EV_SLOW | RBN_EV_ABSOLUTE), "task's event: flags%s",
+	     flag_names(flags_of(0)));
+	PATH_ABS(1);
+	PATH_ABS(0);
+	PATH(ts_of(0) > ts_of(1), "task's time %" PRIu64 " after the interrupt's %" PRIu64,
+	     ts_of(0), ts_of(1));
+	ok = path_end("absolute mode, slow path: the task's own clock") && ok;
+	done();
+	return ok;
+}
+
+/*
+ * Absolute mode, sandwich: an interrupt in front of the task (between its
+ * A and C) and one behind it (right after its C). The one behind took an
+ * earlier time than the task's slow-path clock, so the task must not
+ * have a stamp of its own: it is shown at the first interrupt's time (the
+ * zero delta, after a time extend of 0 in the room its stamp had), and
+ * time never goes back.
+ */
+static bool abs_mode_sandwich(void)
+{
+	struct nest_tree t = { 0 };
+	const struct rbn_dec_event *d;
+	int i0, i1;
+	bool ok;
+
+	node(&t, 0, 24);
+	node(&t, 1, 40);
+	node(&t, 2, 24);
+	irq_at(&t, 0, RBN_LABEL_A_TAIL, 1);
+	irq_at(&t, 0, RBN_LABEL_C, 2);
+	abs_mode = true;
+	ok = run_tree("abs_sandwich", &t, -1, 200, 1000, 0, -1, false);
+	abs_mode = false;
+	i0 = rd_of(0);
+	i1 = rd_of(1);
+	d = dec_of(0);
+	path_begin();
+	PATH(IN_ORDER(NEST_FILLER_ID, 1, 0, 2), "read: filler, first interrupt, task, second interrupt");
+	PATH((flags_of(0) & (RBN_EV_SLOW | RBN_EV_ABSOLUTE | RBN_EV_ZERO_DELTA)) ==
+	     (RBN_EV_SLOW | RBN_EV_ZERO_DELTA), "task's event: flags%s",
+	     flag_names(flags_of(0)));
+	PATH(d && d->extend && !d->ext_delta && !d->raw_delta && !d->abs,
+	     "task on the page: %s of %" PRIu64 ", delta %" PRIu64,
+	     d && d->abs ? "absolute stamp" : d && d->extend ? "time extend" : "nothing",
+	     d ? d->ext_delta : 0, d ? d->raw_delta : 0);
+	PATH(i0 >= 0 && i1 >= 0 && ctx.rd[i0].ts == ctx.rd[i1].ts,
+	     "task read at the first interrupt's time");
+	PATH_ABS(1);
+	PATH_ABS(2);
+	ok = path_end("absolute mode, sandwich: zero delta, no stamp") && ok;
+	done();
+	return ok;
+}
+
 int main(void)
 {
 	nest_cur = &ctx;
 	rbn_user_nr_cpus = 1;
 
-	ktap_start(16);
+	ktap_start(22);
 	ktap_result(seed001_nested_time_extends(), "seed001_nested_time_extends");
 	ktap_result(interrupt_between_a_and_b_keeps_time(), "interrupt_between_a_and_b_keeps_time");
 	ktap_result(seed003_nested_after_slow_delta(), "seed003_nested_after_slow_delta");
@@ -1208,6 +1508,12 @@ int main(void)
 	ktap_result(clock_back_slow_path_exact(), "clock_back_slow_path_exact");
 	ktap_result(clock_back_nmi_absolute(), "clock_back_nmi_absolute");
 	ktap_result(full_buffer_refusals_counted(), "full_buffer_refusals_counted");
+	ktap_result(discard_given_back_next_absolute(), "discard_given_back_next_absolute");
+	ktap_result(discard_in_place_delta_is_time(), "discard_in_place_delta_is_time");
+	ktap_result(discard_in_slow_path_clears_write_stamp(), "discard_in_slow_path_clears_write_stamp");
+	ktap_result(abs_mode_slow_path_own_time(), "abs_mode_slow_path_own_time");
+	ktap_result(abs_mode_sandwich(), "abs_mode_sandwich");
+	ktap_result(discard_on_left_page_not_given_back(), "discard_on_left_page_not_given_back");
 	ktap_result(rbn_user_warnings == 0, "no_core_warnings");
 	return ktap_finish();
 }

@@ -814,9 +814,11 @@ static u64 decode_page(struct rstate *r, int cpu, const u8 *page, int ret)
 			memcpy(&a0, data + off + 4, sizeof(a0));
 		switch (type) {
 		case RBN_TYPE_PADDING:
-			if (!val)
-				return n;	/* the rest is unused */
+			if (len - off < 8)
+				return n;	/* a bare end marker */
 			size = a0 + RBN_EVENT_HDR_SIZE;
+			/* a discarded event's delta is time */
+			ts += val;
 			r->paddings++;
 			break;
 		case RBN_TYPE_TIME_EXTEND:

@@ -310,7 +310,8 @@ static void decode_page(const void *page, unsigned int data_bytes,
 		e->type = hdr & 0x1f;
 		e->delta = hdr >> 5;
 		if (e->type == 0 || e->type >= RBN_TYPE_PADDING) {
-			if (e->type == RBN_TYPE_PADDING && !e->delta) {
+			/* a bare end marker: no room for a length word */
+			if (e->type == RBN_TYPE_PADDING && d->commit - off < 8) {
 				e->size = d->commit - off;
 				e->ts = ts;
 				d->n++;
@@ -336,6 +337,8 @@ static void decode_page(const void *page, unsigned int data_bytes,
 			d->n_data++;
 			break;
 		case RBN_TYPE_PADDING:
+			/* a discarded event's delta is time */
+			ts += e->delta;
 			e->size = e->array0 + 4;
 			if (!CHECK(e->array0 >= 4 && !(e->array0 & 3),
 				   "discard at %u with array[0] %u", off,
@@ -3132,8 +3135,10 @@ static unsigned int iev_diff(const struct iev *a, const struct iev *c,
 
 /*
  * Write @nr events of assorted sizes with small gaps, gaps that need a
- * time extend, and now and then an event nested at label B (an absolute
- * stamp). Returns the number of events in the buffer.
+ * time extend, now and then an event nested at label B (an absolute
+ * stamp), and now and then a discarded event with one nested behind it
+ * (it stays on the page as padding, its delta time for every reader).
+ * Returns the number of events in the buffer.
  */
 static unsigned int iter_fill(struct rbn_buffer *b, struct wlog *l,
 			      unsigned int nr, unsigned int *nr_nested)
@@ -3142,6 +3147,7 @@ static unsigned int iter_fill(struct rbn_buffer *b, struct wlog *l,
 		.label = RBN_LABEL_B, .count = 1, .ctx = 1, .len = 24,
 		.reserve = true,
 	};
+	struct rbn_event *ev;
 	unsigned int i, len;
 	u64 gap;
 
@@ -3155,6 +3161,29 @@ static unsigned int iter_fill(struct rbn_buffer *b, struct wlog *l,
 		else
 			gap = 3 + i % 7;
 		mock_now += gap;
+		if (i % 23 == 22) {
+			/* discarded, a nested event right behind it */
+			n.label = RBN_LABEL_RESERVED;
+			n.done = 0;
+			n.seq = ITER_NEST_SEQ + i;
+			n.ts = mock_now + 5;
+			n.after = mock_now + 6;
+			rbn_test_set_hook(nest_hook, &n);
+			ev = rbn_reserve(b, len);
+			rbn_test_set_hook(NULL, NULL);
+			if (CHECK_Q(ev, "reserve %u to discard", i)) {
+				make_payload(rbn_event_data(ev), len, i);
+				rbn_discard(b, ev);
+			}
+			n.label = RBN_LABEL_B;
+			mock_now += 6;
+			CHECK_Q(n.done == 1 && n.ret == 0 &&
+				!(n.flags & RBN_EV_ABSOLUTE),
+				"write %u nested behind a discarded event: done %d ret %d flags 0x%x",
+				i, n.done, n.ret, n.flags);
+			*nr_nested += n.done == 1 && n.ret == 0;
+			continue;
+		}
 		if (i % 29 != 28) {
 			CHECK_Q(wr_log(b, l, len) == 0, "write %u", i);
 			continue;
@@ -3168,8 +3197,9 @@ static unsigned int iter_fill(struct rbn_buffer *b, struct wlog *l,
 		CHECK_Q(wr_log(b, l, len) == 0, "outer write %u", i);
 		rbn_test_set_hook(NULL, NULL);
 		mock_now += 60;
+		/* absolute, unless the outer one opened a sub-buffer */
 		CHECK_Q(n.done == 1 && n.ret == 0 &&
-			(n.flags & RBN_EV_ABSOLUTE),
+			(n.flags & (RBN_EV_ABSOLUTE | RBN_EV_PAGE_START)),
 			"nested write %u: done %d ret %d flags 0x%x", i,
 			n.done, n.ret, n.flags);
 		*nr_nested += n.done == 1 && n.ret == 0;
@@ -3205,9 +3235,10 @@ static void iter_case(unsigned int order, bool overwrite)
 		total = st.entries;
 	CHECK(st.entries == total, "entries %" PRIu64 ", expected %u",
 	      st.entries, total);
-	CHECK(st.ts_extend > 2 && st.ts_abs >= nested && nested > 4,
-	      "ts_extend %" PRIu64 ", ts_abs %" PRIu64 " (nested %u)",
-	      st.ts_extend, st.ts_abs, nested);
+	CHECK(st.ts_extend > 2 && st.ts_abs > 4 && nested > 8 &&
+	      st.discarded > 4,
+	      "ts_extend %" PRIu64 ", ts_abs %" PRIu64 " (nested %u), discarded %" PRIu64,
+	      st.ts_extend, st.ts_abs, nested, st.discarded);
 
 	/* Twice: the iterator consumes nothing. */
 	n = iter_collect(b, 0, it, max);
@@ -3279,9 +3310,9 @@ static void iter_case(unsigned int order, bool overwrite)
 		rbn_iter_advance(iter);
 		rbn_iter_finish(iter);
 	}
-	ktap_print("order %u %s: %u events (%u nested, %u checked against the writer), ts_extend %" PRIu64 ", ts_abs %" PRIu64,
+	ktap_print("order %u %s: %u events (%u nested, %u checked against the writer), ts_extend %" PRIu64 ", ts_abs %" PRIu64 ", discarded %" PRIu64,
 		   order, overwrite ? "overwrite" : "producer/consumer", total,
-		   nested, nr_top, st.ts_extend, st.ts_abs);
+		   nested, nr_top, st.ts_extend, st.ts_abs, st.discarded);
 	wlog_free(&l);
 out:
 	free(it);
@@ -3538,13 +3569,14 @@ static void t_label_names(void)
 		;
 	CHECK(a == RBN_NR_LABELS, "%d names before the first NULL, RBN_NR_LABELS %d",
 	      a, RBN_NR_LABELS);
-	CHECK(RBN_LABEL_UNNEST == RBN_NR_LABELS - 1, "last label %d",
-	      RBN_LABEL_UNNEST);
+	CHECK(RBN_LABEL_DISCARD_DONE == RBN_NR_LABELS - 1, "last label %d",
+	      RBN_LABEL_DISCARD_DONE);
 	CHECK(!strcmp(rbn_label_name(RBN_LABEL_CONTEXT), "context") &&
 	      !strcmp(rbn_label_name(RBN_LABEL_A_TAIL), "a_tail") &&
 	      !strcmp(rbn_label_name(RBN_LABEL_F_WRITE), "f_write") &&
-	      !strcmp(rbn_label_name(RBN_LABEL_UNNEST), "unnest"),
-	      "names of context, a_tail, f_write, unnest");
+	      !strcmp(rbn_label_name(RBN_LABEL_UNNEST), "unnest") &&
+	      !strcmp(rbn_label_name(RBN_LABEL_DISCARD_DONE), "discard_done"),
+	      "names of context, a_tail, f_write, unnest, discard_done");
 	ktap_print("%u of %d labels named (%s .. %s), %u duplicate names, %u with characters outside [a-z_], %zu values out of range without a name",
 		   named, RBN_NR_LABELS, rbn_label_name(0) ?: "?",
 		   rbn_label_name(RBN_NR_LABELS - 1) ?: "?", dups, bad_chars,
@@ -3650,6 +3682,161 @@ out:
 	rbn_free(b);
 }
 
+
+/*
+ * Absolute time-stamp mode: every event behind its own absolute stamp
+ * (the first of the page too), at its writer's time for both readers,
+ * with gaps that would need a time extend in delta mode; the mode changes
+ * only when nothing is left unread.
+ */
+static void t_abs_mode(void)
+{
+	struct rbn_config cfg = {
+		.size = 8 * DATA_BYTES(0), .clock = mock_clock, .nr_cpus = 1,
+		.abs_ts = true,
+	};
+	struct rbn_buffer *b = rbn_alloc(&cfg);
+	unsigned int i, k = 0, stamps = 0;
+	struct rbn_cpu_stats st;
+	struct rbn_event *ev;
+	u64 when[40], ts;
+	void *page = NULL;
+	int ret;
+
+	if (!CHECK(!IS_ERR_OR_NULL(b), "rbn_alloc in absolute mode"))
+		return;
+	CHECK(rbn_time_stamp_abs(b), "absolute mode from the config");
+	mock_now = 1000;
+	for (i = 0; i < 40; i++) {
+		mock_now += i % 5 == 4 ? (1ULL << 28) : 3;
+		when[i] = mock_now;
+		CHECK_Q(wr(b, 8 + i, i) == 0, "write %u", i);
+	}
+	st = get_stats(b, 0);
+	CHECK(st.ts_abs == 40 && !st.ts_extend && !st.ts_zero,
+	      "ts_abs %" PRIu64 ", ts_extend %" PRIu64 ", ts_zero %" PRIu64,
+	      st.ts_abs, st.ts_extend, st.ts_zero);
+	CHECK(rbn_set_time_stamp_abs(b, false) == -EBUSY &&
+	      rbn_time_stamp_abs(b), "switch with data: -EBUSY, mode kept");
+	page = rbn_alloc_read_page(b, 0);
+	ret = page ? rbn_read_page(b, 0, &page, rbn_subbuf_size(b), false) : -1;
+	if (CHECK(ret > 0, "read_page %d", ret)) {
+		decode_page(page, DATA_BYTES(0), &dp, true);
+		for (i = 0; i < dp.n; i++) {
+			struct dent *e = &dp.e[i];
+
+			if (e->type > RBN_TYPE_DATA_MAX) {
+				stamps += e->type == RBN_TYPE_TIME_STAMP;
+				continue;
+			}
+			if (!CHECK(k < 40, "more than 40 events"))
+				break;
+			CHECK_Q(i && dp.e[i - 1].type == RBN_TYPE_TIME_STAMP &&
+				e->ts == when[k] && !e->delta,
+				"event %u at %" PRIu64 ", written at %" PRIu64 ", entry before type %u",
+				k, e->ts, when[k], i ? dp.e[i - 1].type : 99);
+			k++;
+		}
+		CHECK(k == 40 && stamps == 40, "%u events, %u absolute stamps on the page",
+		      k, stamps);
+	}
+	/* Everything read: the mode may change; deltas again. */
+	CHECK(rbn_set_time_stamp_abs(b, false) == 0 && !rbn_time_stamp_abs(b),
+	      "switch to delta mode on an empty buffer");
+	for (i = 0; i < 10; i++) {
+		mock_now += 5;
+		when[i] = mock_now;
+		CHECK_Q(wr(b, 12, i) == 0, "delta write %u", i);
+	}
+	CHECK(get_stats(b, 0).ts_abs == 40, "no absolute stamp in delta mode");
+	for (i = 0; i < 10; i++) {
+		ev = rbn_consume(b, 0, &ts, NULL);
+		CHECK_Q(ev && ts == when[i], "delta event %u at %" PRIu64 ", written at %" PRIu64,
+			i, ev ? ts : 0, when[i]);
+	}
+	/* And back, consumed this time. */
+	CHECK(rbn_set_time_stamp_abs(b, true) == 0, "back to absolute mode");
+	for (i = 0; i < 10; i++) {
+		mock_now += i == 5 ? (1ULL << 40) : 7;
+		when[i] = mock_now;
+		CHECK_Q(wr(b, 100, i) == 0, "absolute write %u", i);
+	}
+	for (i = 0; i < 10; i++) {
+		ev = rbn_consume(b, 0, &ts, NULL);
+		CHECK_Q(ev && ts == when[i], "absolute event %u consumed at %" PRIu64 ", written at %" PRIu64,
+			i, ev ? ts : 0, when[i]);
+	}
+	st = get_stats(b, 0);
+	ktap_print("absolute mode: 40 events read from a page, each behind its stamp; -EBUSY with data; 10 delta and 10 absolute events consumed exactly; ts_abs %" PRIu64,
+		   st.ts_abs);
+	if (page)
+		rbn_free_read_page(b, 0, page);
+	rbn_free(b);
+}
+
+
+/*
+ * rbn_discard() without nested writers: on an empty buffer and after an
+ * event, the bytes are given back (nothing on the page, the fill level
+ * back to what it was), the event is counted as discarded only, and the
+ * next event is written with an absolute stamp at its own time.
+ */
+static void t_discard(void)
+{
+	struct rbn_buffer *b = mkbuf(4, 0, false, 1);
+	struct rbn_cpu_stats st;
+	struct rbn_event *ev;
+	u64 ts, t1, t2;
+	int ret;
+
+	if (!b)
+		return;
+	mock_now = 5000;
+	ev = rbn_reserve(b, 40);
+	if (CHECK(ev, "reserve on an empty buffer")) {
+		make_payload(rbn_event_data(ev), 40, 1);
+		rbn_discard(b, ev);
+	}
+	st = get_stats(b, 0);
+	CHECK(st.discarded == 1 && !st.written && !st.entries && !st.bytes &&
+	      !rbn_consume(b, 0, NULL, NULL),
+	      "empty buffer: discarded %" PRIu64 ", written %" PRIu64 ", bytes %" PRIu64,
+	      st.discarded, st.written, st.bytes);
+
+	mock_now = 6000;
+	t1 = mock_now;
+	CHECK(wr(b, 24, 2) == 0, "write");
+	mock_now = 7000;
+	ev = rbn_reserve(b, 200);
+	if (CHECK(ev, "reserve after an event")) {
+		make_payload(rbn_event_data(ev), 200, 3);
+		rbn_discard(b, ev);
+	}
+	st = get_stats(b, 0);
+	CHECK(st.discarded == 2 && st.written == 1 && st.bytes == 28,
+	      "after an event: discarded %" PRIu64 ", written %" PRIu64 ", bytes %" PRIu64 " (want 28)",
+	      st.discarded, st.written, st.bytes);
+	mock_now = 7500;
+	t2 = mock_now;
+	CHECK(wr(b, 24, 4) == 0, "write after the discard");
+	st = get_stats(b, 0);
+	CHECK(st.ts_abs == 1 && st.bytes == 28 + 8 + 28,
+	      "next event absolute: ts_abs %" PRIu64 ", bytes %" PRIu64,
+	      st.ts_abs, st.bytes);
+	ev = rbn_consume(b, 0, &ts, NULL);
+	CHECK(ev && ts == t1 && rd32(rbn_event_data(ev)) == 2,
+	      "first event at %" PRIu64 " (want %" PRIu64 ")", ev ? ts : 0, t1);
+	ev = rbn_consume(b, 0, &ts, NULL);
+	ret = ev ? (int)rd32(rbn_event_data(ev)) : -1;
+	CHECK(ev && ts == t2 && ret == 4,
+	      "event after the discard: seq %d at %" PRIu64 " (want %" PRIu64 ")",
+	      ret, ev ? ts : 0, t2);
+	CHECK(!rbn_consume(b, 0, NULL, NULL), "nothing else to read");
+	ktap_print("discard on an empty buffer and after an event: given back, counted, the next event absolute at %" PRIu64,
+		   t2);
+	rbn_free(b);
+}
+
 static const struct tcase cases[] = {
 	{ "header_layout", t_header_layout },
 	{ "missed_count_exact_fit", t_missed_count_exact_fit },
@@ -3665,6 +3852,8 @@ static const struct tcase cases[] = {
 	{ "time_extend_page_start", t_time_extend_page_start },
 	{ "abs_nested", t_abs_nested },
 	{ "abs_59bit", t_abs_59bit },
+	{ "abs_mode", t_abs_mode },
+	{ "discard", t_discard },
 	{ "big_clock", t_big_clock },
 	{ "clock_back_fast", t_clock_back_fast },
 	{ "clock_back_nmi", t_clock_back_nmi },

@@ -9,8 +9,8 @@
  * and every length stays inside the page, because kbuffer trusts them.
  *
  * kbuffer's known differences from the page format are designed around:
- *  - the delta of a discarded event (padding with a non-zero delta) moves
- *    its clock: a data event after one on the same page is a violation;
+ *  - none left: kbuffer adds the delta of a padding (a discarded event)
+ *    to its clock, and so do rbnest's writers and readers;
  *  - an absolute stamp gets its upper 5 bits from the previous time
  *    without the carry into bit 59: rbtrace rebuilds the full time from
  *    the 59 bits kbuffer got right, as the writer does;
@@ -119,7 +119,7 @@ struct rbt_cpu {
 	unsigned long *page_first;	/* first event index of each page */
 	unsigned long long *page_missed; /* stored count, ~0 unknown, 0 none */
 	/* counts */
-	unsigned long nr_abs, nr_extend, nr_zero, nr_pad, nr_discard;
+	unsigned long nr_abs, nr_extend, nr_zero, nr_pad;
 	unsigned long nr_clock_back;
 	unsigned long long gap_sum, gap_max, gap_unverified;
 };
@@ -422,8 +422,10 @@ struct walk {
 
 /*
  * Check every entry of a page against the page bounds before kbuffer
- * reads it. Bad input exits; a data event after a discarded event is a
- * violation (kbuffer would give it a wrong time).
+ * reads it. Bad input exits. A padding (a discarded event, or the fill at
+ * the end) has its length word and may follow a time extend or absolute
+ * stamp (the discarded event's); its delta is time, as kbuffer counts it.
+ * An absolute stamp marks the next data event for the 59-bit carry fix.
  */
 static void walk_page(struct rbt_rec *r, struct rbt_cpu *c, unsigned int pno,
 		      const unsigned char *pg, struct walk *w)
@@ -432,7 +434,7 @@ static void walk_page(struct rbt_rec *r, struct rbt_cpu *c, unsigned int pno,
 	unsigned long long pos = (unsigned long long)pno * r->subbuf;
 	const unsigned char *d = pg + PG_HDR_SIZE;
 	unsigned int off = 0, len;
-	bool abs = false, discard = false;
+	bool abs = false;
 
 	w->stamp = rd64(pg);
 	w->missed = cw & PG_MISSED_EVENTS;
@@ -450,7 +452,7 @@ static void walk_page(struct rbt_rec *r, struct rbt_cpu *c, unsigned int pno,
 	}
 
 	while (off < w->commit) {
-		unsigned int hdr, type, delta;
+		unsigned int hdr, type;
 
 		if (w->commit - off < 4)
 			die_input("%s: page %u offset %u (file offset %llu): event header runs past commit %u",
@@ -458,10 +460,9 @@ static void walk_page(struct rbt_rec *r, struct rbt_cpu *c, unsigned int pno,
 				  w->commit);
 		hdr = rd32(d + off);
 		type = hdr & 31;
-		delta = hdr >> 5;
 		if (type > TYPE_DATA_MAX || type == 0) {
-			if (type == TYPE_PADDING && !delta)
-				break;	/* the rest of the page is padding */
+			if (type == TYPE_PADDING && w->commit - off < 8)
+				break;	/* a bare end marker */
 			if (w->commit - off < 8)
 				die_input("%s: page %u offset %u (file offset %llu): type_len %u entry runs past commit %u",
 					  c->path, pno, off,
@@ -486,9 +487,6 @@ static void walk_page(struct rbt_rec *r, struct rbt_cpu *c, unsigned int pno,
 					  pos + PG_HDR_SIZE + off, len,
 					  w->commit);
 			c->nr_pad++;
-			if (delta)
-				c->nr_discard++;
-			discard = true;
 			off += len + 4;
 			continue;
 		case 0:
@@ -509,9 +507,6 @@ static void walk_page(struct rbt_rec *r, struct rbt_cpu *c, unsigned int pno,
 					  w->commit);
 			break;
 		}
-		if (discard)
-			violation(r, "%s: cpu %d page %u offset %u: data event after a discarded event",
-				  c->path, (int)(c - r->cpu), pno, off);
 		if (w->nr == w->cap) {
 			w->cap = w->cap ? 2 * w->cap : 256;
 			w->ev = xrealloc(w->ev, w->cap * sizeof(*w->ev));
