@@ -14,7 +14,9 @@
  * events (one, or the "events=N" of the arming). The nested events come
  * from a real interrupt on the real kernel: the same thing a device
  * interrupt at that instruction would do, only on demand. Each arming is
- * used once per CPU; the file counts what happened.
+ * used once per CPU; the file counts what happened, and how many of the
+ * interrupts' events were discarded (discard_every applies to them too):
+ * those never reach a reader.
  *
  * An interrupt that writes more events than a sub-buffer holds moves the
  * tail on while the writer it interrupted has not committed: the outer
@@ -157,6 +159,7 @@ static unsigned int rbn_inject_events = 1;
  * @done:	set by the interrupt once its event is written
  * @hits:	nested events written at each label
  * @late:	interrupts that came after the wait gave up
+ * @discarded:	events of the interrupts that were discarded, not committed
  */
 struct rbn_inject_cpu {
 	DECLARE_BITMAP(armed, RBN_NR_LABELS);
@@ -165,6 +168,7 @@ struct rbn_inject_cpu {
 	int done;
 	u64 hits[RBN_NR_LABELS];
 	u64 late;
+	u64 discarded;
 };
 
 static DEFINE_PER_CPU(struct rbn_inject_cpu, rbn_inject_cpus);
@@ -175,8 +179,10 @@ static void rbn_inject_irq(struct irq_work *work)
 						 work);
 	unsigned int i, n = READ_ONCE(rbn_inject_events);
 
-	for (i = 0; i < n; i++)
-		rbn_emit(RBN_SRC_INJECT, ic->label);
+	for (i = 0; i < n; i++) {
+		if (rbn_emit(RBN_SRC_INJECT, ic->label))
+			ic->discarded++;
+	}
 	/* Paired with smp_load_acquire() in rbn_inject_hook(). */
 	smp_store_release(&ic->done, 1);
 }
@@ -244,6 +250,9 @@ static int rbn_inject_show(struct seq_file *m, void *v)
 	for_each_possible_cpu(cpu)
 		seq_printf(m, "late cpu%d=%llu\n", cpu,
 			   READ_ONCE(per_cpu_ptr(&rbn_inject_cpus, cpu)->late));
+	for_each_possible_cpu(cpu)
+		seq_printf(m, "discarded cpu%d=%llu\n", cpu,
+			   READ_ONCE(per_cpu_ptr(&rbn_inject_cpus, cpu)->discarded));
 	seq_printf(m, "events %u\n", READ_ONCE(rbn_inject_events));
 	return 0;
 }

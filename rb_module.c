@@ -539,6 +539,7 @@ static int rbn_stats_show(struct seq_file *m, void *v)
 	RBN_STAT(recursion);
 	RBN_STAT(pages_touched);
 	RBN_STAT(ts_clock_back);
+	RBN_STAT(discarded);
 #undef RBN_STAT
 	return 0;
 }

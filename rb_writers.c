@@ -119,6 +119,35 @@ static unsigned int gen_nmi_every = 4;
 module_param(gen_nmi_every, uint, 0644);
 MODULE_PARM_DESC(gen_nmi_every, "Send a self-NMI every N generator hrtimer expiries, 1..1000000 (default 4); read when the nmi source starts");
 
+#define RBN_DISCARD_EVERY_MAX	1000000U
+
+/* 0, or every Nth event reserved on a CPU is discarded (rbn_write_sample()). */
+static unsigned int discard_every;
+
+/*
+ * Only a value in 0..RBN_DISCARD_EVERY_MAX is taken, at load as on a
+ * write to the parameter's sysfs file; anything else is -EINVAL and keeps
+ * the value. Writers read it at every event.
+ */
+static int rbn_discard_every_set(const char *val,
+				 const struct kernel_param *kp)
+{
+	unsigned int n;
+
+	if (kstrtouint(val, 0, &n) || n > RBN_DISCARD_EVERY_MAX)
+		return -EINVAL;
+	WRITE_ONCE(*(unsigned int *)kp->arg, n);
+	return 0;
+}
+
+static const struct kernel_param_ops rbn_discard_every_ops = {
+	.set	= rbn_discard_every_set,
+	.get	= param_get_uint,
+};
+
+module_param_cb(discard_every, &rbn_discard_every_ops, &discard_every, 0644);
+MODULE_PARM_DESC(discard_every, "Discard every Nth event reserved on a CPU instead of committing it, by every writer at every depth, 0..1000000 (default 0: never); read at every event");
+
 /* ------------------------------------------------------------------ */
 /* Sources                                                            */
 /* ------------------------------------------------------------------ */
@@ -200,14 +229,24 @@ static unsigned long rbn_src_avail;
 static bool rbn_writers_dead;
 
 /*
- * Per CPU and source: @attempts counts the calls to rbn_reserve(), @events
- * the events written. An attempt the core refuses is counted there as
- * dropped (full, bad length), commit_overrun or recursion, or not at all
- * (recording off, an NMI where cmpxchg is not NMI safe).
+ * Per CPU and source: @attempts counts the calls to rbn_reserve(); each
+ * ends in one of @events (committed), @discarded (reserved, then given to
+ * rbn_discard(): discard_every) and @refused (rbn_reserve() returned
+ * NULL), counted once the writer is done with the buffer. So, once no
+ * writer of the source is running, attempts == events + discarded +
+ * refused, exactly; while one runs, attempts may be ahead by the writes in
+ * progress. The core counts a refusal as dropped (full, bad length),
+ * commit_overrun or recursion, or not at all (recording off, an NMI where
+ * cmpxchg is not NMI safe), a discard in its discarded count and a commit
+ * in written. @discarded_nested are the discards of writers that ran
+ * inside another rbnest writer of the CPU (depth 2 or more).
  */
 struct rbn_src_counts {
 	u64 attempts[RBN_NR_WSRC];
 	u64 events[RBN_NR_WSRC];
+	u64 discarded[RBN_NR_WSRC];
+	u64 discarded_nested[RBN_NR_WSRC];
+	u64 refused[RBN_NR_WSRC];
 };
 
 static DEFINE_PER_CPU(struct rbn_src_counts, rbn_src_counts);
@@ -217,6 +256,12 @@ static DEFINE_PER_CPU(unsigned int, rbn_depth);
 
 /* Sequence number of the events of each CPU. */
 static DEFINE_PER_CPU(u64, rbn_seq);
+
+/* Events reserved on each CPU while discard_every was set. */
+static DEFINE_PER_CPU(unsigned long, rbn_reserved);
+
+/* The seq field of a sample that is discarded: it takes no number. */
+#define RBN_SEQ_DISCARDED	U64_MAX
 
 /* ------------------------------------------------------------------ */
 /* The writer                                                         */
@@ -235,20 +280,32 @@ static_assert(sizeof(struct rbn_sample) == 40);
  * with this_cpu operations, which are single instructions on x86, and the
  * core's recursion guard keeps a probe inside the write path out of the
  * buffer.
+ *
+ * With discard_every = N, every Nth event reserved on the CPU is filled
+ * as usual and handed to rbn_discard() instead of rbn_commit(). Its
+ * number comes from one this_cpu_inc_return() after the reserve, so a
+ * writer that interrupts (hard or soft interrupt, NMI, a probe) takes its
+ * own: nested writers are discarded as often as the ones they interrupt.
+ * A discarded sample takes no sequence number (its seq field holds
+ * RBN_SEQ_DISCARDED, and the core clears the payload anyway): the
+ * committed events of a CPU keep contiguous numbers.
+ *
+ * Return: true when the event was reserved and then discarded.
  */
-static __always_inline void rbn_write_sample(enum rbn_wsrc w,
+static __always_inline bool rbn_write_sample(enum rbn_wsrc w,
 					     enum rbn_source src, u64 arg,
 					     unsigned int pc_bias)
 {
 	struct rbn_buffer *buf = rbn_buf;
 	struct rbn_event *event;
 	struct rbn_sample s;
-	unsigned int depth, pc;
+	unsigned int depth, pc, every;
 	u8 cflags = 0, ctx;
+	bool discard = false;
 	int cpu;
 
 	if (unlikely(!buf))
-		return;
+		return false;
 
 	preempt_disable_notrace();
 	depth = this_cpu_inc_return(rbn_depth);
@@ -278,6 +335,8 @@ static __always_inline void rbn_write_sample(enum rbn_wsrc w,
 	event = rbn_reserve(buf, sizeof(s));
 	if (unlikely(!event)) {
 		this_cpu_dec(rbn_depth);
+		if (w != RBN_W_NONE)
+			this_cpu_inc(rbn_src_counts.refused[w]);
 		/*
 		 * A failed reserve of the outermost writer still publishes
 		 * what writers nested in it committed (rb_end_commit() on
@@ -290,12 +349,14 @@ static __always_inline void rbn_write_sample(enum rbn_wsrc w,
 	}
 
 	cpu = raw_smp_processor_id();
+	every = READ_ONCE(discard_every);
+	discard = every && this_cpu_inc_return(rbn_reserved) % every == 0;
 	s.common_type = RBN_EVENT_SAMPLE_ID;
 	s.common_flags = cflags;
 	s.common_preempt_count = pc & 0xff;
 	s.common_pid = current->pid;
-	/* Events written on this CPU before this one. */
-	s.seq = this_cpu_inc_return(rbn_seq) - 1;
+	/* Events written on this CPU before this one (committed ones). */
+	s.seq = discard ? RBN_SEQ_DISCARDED : this_cpu_inc_return(rbn_seq) - 1;
 	s.ts = rbn_event_ts(buf, event);
 	s.cpu = cpu;
 	s.context = ctx;
@@ -305,15 +366,27 @@ static __always_inline void rbn_write_sample(enum rbn_wsrc w,
 	s.arg = arg;
 	/* The payload is only 4-byte aligned. */
 	memcpy(rbn_event_data(event), &s, sizeof(s));
-	rbn_commit(buf, event);
+	/* Either ends the reserve and publishes what nested in it. */
+	if (discard)
+		rbn_discard(buf, event);
+	else
+		rbn_commit(buf, event);
 	/* Done with the buffer: a writer nesting from here is not deeper. */
 	this_cpu_dec(rbn_depth);
 
-	if (w != RBN_W_NONE)
-		this_cpu_inc(rbn_src_counts.events[w]);
+	if (w != RBN_W_NONE) {
+		if (!discard) {
+			this_cpu_inc(rbn_src_counts.events[w]);
+		} else {
+			this_cpu_inc(rbn_src_counts.discarded[w]);
+			if (depth >= 2)
+				this_cpu_inc(rbn_src_counts.discarded_nested[w]);
+		}
+	}
 	rbn_pipe_commit_notify(cpu);
 out:
 	preempt_enable_notrace();
+	return discard;
 }
 
 /**
@@ -339,10 +412,14 @@ void rbn_writers_reset_seq(void)
  * Runs in any context, NMI included, and takes no lock. An event the
  * buffer refuses (recording off, full, a recursion) is dropped and counted
  * by the core.
+ *
+ * Return: true when the event was reserved and then discarded
+ * (discard_every): the caller's only way to tell, as rbn_emit() has no
+ * line of its own in the sources file.
  */
-void notrace rbn_emit(enum rbn_source src, u64 arg)
+bool notrace rbn_emit(enum rbn_source src, u64 arg)
 {
-	rbn_write_sample(RBN_W_NONE, src, arg, 0);
+	return rbn_write_sample(RBN_W_NONE, src, arg, 0);
 }
 
 static __always_inline void rbn_src_emit(enum rbn_wsrc w, enum rbn_source src,
@@ -1299,27 +1376,37 @@ static int rbn_sources_parse(char *buf, unsigned long *want, bool param)
 }
 
 /*
- * The sources file: "NAME on|off events=N attempts=N" per source, and
- * " unavailable" after a source this kernel lacks. events are the events
- * the source wrote, attempts its calls to rbn_reserve() (written or
- * refused), both summed over the CPUs since the load.
+ * The sources file: "NAME on|off events=N attempts=N discarded=N
+ * discarded_nested=N refused=N" per source, and " unavailable" after a
+ * source this kernel lacks: struct rbn_src_counts, each summed over the
+ * CPUs since the load. Once the source's writers are done, attempts ==
+ * events + discarded + refused.
  */
 static int rbn_sources_show(struct seq_file *m, void *v)
 {
-	u64 events, attempts;
+	u64 events, attempts, discarded, nested, refused;
+	struct rbn_src_counts *c;
 	int w, cpu;
 
 	mutex_lock(&rbn_writers_mutex);
 	for (w = 0; w < RBN_NR_WSRC; w++) {
 		events = 0;
 		attempts = 0;
+		discarded = 0;
+		nested = 0;
+		refused = 0;
 		for_each_possible_cpu(cpu) {
-			events += per_cpu(rbn_src_counts, cpu).events[w];
-			attempts += per_cpu(rbn_src_counts, cpu).attempts[w];
+			c = per_cpu_ptr(&rbn_src_counts, cpu);
+			attempts += READ_ONCE(c->attempts[w]);
+			events += READ_ONCE(c->events[w]);
+			discarded += READ_ONCE(c->discarded[w]);
+			nested += READ_ONCE(c->discarded_nested[w]);
+			refused += READ_ONCE(c->refused[w]);
 		}
-		seq_printf(m, "%s %s events=%llu attempts=%llu%s\n",
+		seq_printf(m, "%s %s events=%llu attempts=%llu discarded=%llu discarded_nested=%llu refused=%llu%s\n",
 			   rbn_srcs[w].name,
 			   rbn_src_on & BIT(w) ? "on" : "off", events, attempts,
+			   discarded, nested, refused,
 			   rbn_src_avail & BIT(w) ? "" : " unavailable");
 	}
 	mutex_unlock(&rbn_writers_mutex);
