@@ -49,6 +49,10 @@ static char *clock_param = "local";
 module_param_named(trace_clock, clock_param, charp, 0444);
 MODULE_PARM_DESC(trace_clock, "Time source: local (default), global, mono or boot");
 
+static char *ts_mode_param = "delta";
+module_param_named(timestamp_mode, ts_mode_param, charp, 0444);
+MODULE_PARM_DESC(timestamp_mode, "Time stamps: delta (default), or absolute (a full stamp on every event)");
+
 static char *sources = "";
 module_param(sources, charp, 0444);
 MODULE_PARM_DESC(sources, "Writers to start at load: comma separated names, \"all\", or none (default)");
@@ -132,6 +136,19 @@ static int rbn_clock_lookup(const char *name)
 	return -EINVAL;
 }
 
+/* The time-stamp modes, as the timestamp_mode file names them. */
+static const char * const rbn_ts_mode_names[] = { "delta", "absolute" };
+
+static int rbn_ts_mode_lookup(const char *name)
+{
+	int i;
+
+	for (i = 0; i < ARRAY_SIZE(rbn_ts_mode_names); i++)
+		if (sysfs_streq(name, rbn_ts_mode_names[i]))
+			return i;
+	return -EINVAL;
+}
+
 /*
  * Empty the buffer with the writers stopped: recording off, then a grace
  * period waits for writers inside the write path (they run with
@@ -139,9 +156,10 @@ static int rbn_clock_lookup(const char *name)
  * a reader never mistakes a reset for lost events. @clock, when not
  * negative, is switched in the same window: no event is stamped by the
  * old clock after the reset, and deltas between two clocks mean nothing.
- * Caller holds rbn_ctl_mutex.
+ * @abs, when not negative, switches the time-stamp mode there too, so that
+ * a recording has one mode. Caller holds rbn_ctl_mutex.
  */
-static void __rbn_buffer_reset(int clock)
+static void __rbn_buffer_reset(int clock, int abs)
 {
 	lockdep_assert_held(&rbn_ctl_mutex);
 	rbn_record_disable(rbn_buf);
@@ -150,6 +168,9 @@ static void __rbn_buffer_reset(int clock)
 		WRITE_ONCE(rbn_clock_id, clock);
 	/* The grace period above waited for the writers of every CPU. */
 	rbn_reset_stopped(rbn_buf);
+	/* Empty and no writer in it: the core cannot refuse. */
+	if (abs >= 0)
+		WARN_ON_ONCE(rbn_set_time_stamp_abs(rbn_buf, abs));
 	rbn_writers_reset_seq();
 	rbn_record_enable(rbn_buf);
 	rbn_pipe_wake_all();
@@ -177,7 +198,7 @@ bool rbn_tracing_is_on(void)
 void rbn_buffer_reset(void)
 {
 	mutex_lock(&rbn_ctl_mutex);
-	__rbn_buffer_reset(-1);
+	__rbn_buffer_reset(-1, -1);
 	mutex_unlock(&rbn_ctl_mutex);
 }
 
@@ -423,7 +444,7 @@ static ssize_t rbn_clock_write(struct file *file, const char __user *ubuf,
 
 	mutex_lock(&rbn_ctl_mutex);
 	if (id != rbn_clock_id)
-		__rbn_buffer_reset(id);
+		__rbn_buffer_reset(id, -1);
 	mutex_unlock(&rbn_ctl_mutex);
 	*ppos += cnt;
 	return cnt;
@@ -434,6 +455,55 @@ static const struct file_operations rbn_clock_fops = {
 	.open		= rbn_clock_open,
 	.read		= seq_read,
 	.write		= rbn_clock_write,
+	.llseek		= seq_lseek,
+	.release	= single_release,
+};
+
+/* timestamp_mode: "delta" or "absolute"; a change empties the buffer. */
+
+static int rbn_ts_mode_show(struct seq_file *m, void *v)
+{
+	int cur = rbn_time_stamp_abs(rbn_buf);
+
+	seq_printf(m, cur ? "%s [%s]\n" : "[%s] %s\n",
+		   rbn_ts_mode_names[0], rbn_ts_mode_names[1]);
+	return 0;
+}
+
+static int rbn_ts_mode_open(struct inode *inode, struct file *file)
+{
+	if (!rbn_files_ready())
+		return -ENODEV;
+	return single_open(file, rbn_ts_mode_show, NULL);
+}
+
+static ssize_t rbn_ts_mode_write(struct file *file, const char __user *ubuf,
+				 size_t cnt, loff_t *ppos)
+{
+	char buf[RBN_CTL_MAX];
+	ssize_t ret;
+	int abs;
+
+	ret = rbn_copy_value(buf, ubuf, cnt);
+	if (ret < 0)
+		return ret;
+	abs = rbn_ts_mode_lookup(buf);
+	if (abs < 0)
+		return abs;
+
+	mutex_lock(&rbn_ctl_mutex);
+	if (abs != rbn_time_stamp_abs(rbn_buf))
+		__rbn_buffer_reset(-1, abs);
+	mutex_unlock(&rbn_ctl_mutex);
+	*ppos += cnt;
+	return cnt;
+}
+
+static const struct file_operations rbn_ts_mode_fops = {
+	.owner		= THIS_MODULE,
+	.open		= rbn_ts_mode_open,
+	.read		= seq_read,
+	.write		= rbn_ts_mode_write,
 	.llseek		= seq_lseek,
 	.release	= single_release,
 };
@@ -592,6 +662,9 @@ static int rbn_debugfs_create_files(void)
 	rbn_debugfs_check(debugfs_create_file("trace_clock", RBN_MODE_RW,
 					      rbn_root, NULL,
 					      &rbn_clock_fops));
+	rbn_debugfs_check(debugfs_create_file("timestamp_mode", RBN_MODE_RW,
+					      rbn_root, NULL,
+					      &rbn_ts_mode_fops));
 	rbn_debugfs_check(debugfs_create_file("reset", RBN_MODE_WO, rbn_root,
 					      NULL, &rbn_reset_fops));
 	rbn_debugfs_check(debugfs_create_file("header_page", RBN_MODE_RO,
@@ -663,6 +736,13 @@ static int __init rbnest_init(void)
 		return ret;
 	}
 	rbn_clock_id = ret;
+	ret = rbn_ts_mode_lookup(ts_mode_param ? ts_mode_param : "");
+	if (ret < 0) {
+		pr_err("timestamp_mode=%s is not one of delta, absolute\n",
+		       ts_mode_param);
+		return ret;
+	}
+	cfg.abs_ts = ret;
 	cfg.size = buffer_size_kb * 1024;
 	cfg.order = subbuf_order;
 	/*
