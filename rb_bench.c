@@ -20,6 +20,8 @@
  *
  * Measured:
  *  - write: reserve, fill the payload (memset), commit, per payload size;
+ *  - absolute mode: the same writes on a second rbnest buffer in absolute
+ *    time-stamp mode, in rounds alternating with the delta-mode buffer;
  *  - clock: one call of local_clock() and of trace_clock_local();
  *  - slow path: with the write-path hook installed, pairs of an outer
  *    event and one written by the hook at label A (the outer one takes
@@ -137,12 +139,16 @@ struct rbn_bench_slow {
  * struct rbn_bench - the state of the benchmark, under rbn_bench_mutex
  * @args:	the arguments of the run
  * @rbn:	rbnest's private buffer
+ * @rbn_abs:	a second one, in absolute time-stamp mode
  * @kbuf:	the kernel's ring buffer
  * @cpu:	the CPU of the write, clock, consume and read_page figures
  * @slow_cpu:	the CPU of the slow path figures
  * @fail:	reserves that failed, per side
  * @samples:	picoseconds per operation of each round (scratch)
  * @write_ps:	median picoseconds per event, per side and size
+ * @abs_ps:	median picoseconds per event, rbnest delta (0) and absolute
+ *		(1) mode, per size
+ * @abs_fail:	reserves that failed on the absolute-mode buffer
  * @clock_ps:	median picoseconds per call: local_clock, trace_clock_local
  * @consume_ps:	median picoseconds per consumed event, per side
  * @consumed:	events consumed in the last round, per side
@@ -166,12 +172,15 @@ struct rbn_bench_slow {
 struct rbn_bench {
 	struct rbn_bench_args args;
 	struct rbn_buffer *rbn;
+	struct rbn_buffer *rbn_abs;
 	struct trace_buffer *kbuf;
 	int cpu;
 	int slow_cpu;
 	u64 fail[RBN_NR_SIDES];
 	u64 samples[RBN_NR_PAIRS][RBN_BENCH_MAX_ROUNDS];
 	u64 write_ps[RBN_NR_SIDES][RBN_BENCH_MAX_SIZES];
+	u64 abs_ps[2][RBN_BENCH_MAX_SIZES];
+	u64 abs_fail;
 	u64 clock_ps[2];
 	u64 consume_ps[RBN_NR_SIDES];
 	u64 consumed[RBN_NR_SIDES];
@@ -265,8 +274,8 @@ static int rbn_bench_kread_page(struct trace_buffer *kbuf,
 /* Timed batches: preemption off, interrupts on                       */
 /* ------------------------------------------------------------------ */
 
-static noinline u64 rbn_bench_rbn_write(struct rbn_bench *b, unsigned int size,
-					unsigned int n)
+static noinline u64 rbn_bench_rbn_write(struct rbn_buffer *rbn, u64 *fail,
+					unsigned int size, unsigned int n)
 {
 	struct rbn_event *event;
 	unsigned int i;
@@ -275,13 +284,13 @@ static noinline u64 rbn_bench_rbn_write(struct rbn_bench *b, unsigned int size,
 	preempt_disable();
 	t0 = local_clock();
 	for (i = 0; i < n; i++) {
-		event = rbn_reserve(b->rbn, size);
+		event = rbn_reserve(rbn, size);
 		if (unlikely(!event)) {
-			b->fail[RBN_SIDE_RBN]++;
+			(*fail)++;
 			continue;
 		}
 		memset(rbn_event_data(event), i & 0xff, size);
-		rbn_commit(b->rbn, event);
+		rbn_commit(rbn, event);
 	}
 	t1 = local_clock();
 	preempt_enable();
@@ -486,7 +495,9 @@ static int rbn_bench_write_side(struct rbn_bench *b, int side,
 	for (done = 0; done < events; done += n) {
 		n = min_t(unsigned int, events - done, RBN_BENCH_BATCH);
 		if (side == RBN_SIDE_RBN)
-			*ns += rbn_bench_rbn_write(b, size, n);
+			*ns += rbn_bench_rbn_write(b->rbn,
+						   &b->fail[RBN_SIDE_RBN],
+						   size, n);
 		else
 			*ns += rbn_bench_kernel_write(b, size, n);
 		ret = rbn_bench_yield();
@@ -534,6 +545,60 @@ static int rbn_bench_writes(struct rbn_bench *b)
 			b->write_ps[side][s] =
 				rbn_bench_median(b->samples[side],
 						 b->args.rounds);
+	}
+	return 0;
+}
+
+/* @events writes of @size bytes on @rbn, in batches; the time in *@ns. */
+static int rbn_bench_rbn_writes(struct rbn_buffer *rbn, u64 *fail,
+				unsigned int size, unsigned int events,
+				u64 *ns)
+{
+	unsigned int done, n;
+	int ret;
+
+	*ns = 0;
+	for (done = 0; done < events; done += n) {
+		n = min_t(unsigned int, events - done, RBN_BENCH_BATCH);
+		*ns += rbn_bench_rbn_write(rbn, fail, size, n);
+		ret = rbn_bench_yield();
+		if (ret)
+			return ret;
+	}
+	return 0;
+}
+
+/*
+ * The cost of absolute mode: the same writes on rbnest's delta-mode
+ * buffer and on its absolute-mode one, round after round, A B A B.
+ */
+static int rbn_bench_abs_writes(struct rbn_bench *b)
+{
+	struct rbn_buffer *rbn[2] = { b->rbn, b->rbn_abs };
+	u64 *fail[2] = { &b->fail[RBN_SIDE_RBN], &b->abs_fail };
+	unsigned int s, r, size, m;
+	int ret;
+	u64 ns;
+
+	/* Warm the absolute-mode buffer up as rbn_bench_warm_up() does. */
+	ret = rbn_bench_rbn_writes(b->rbn_abs, &b->abs_fail, 1024,
+				   b->args.buffer_kb + 256, &ns);
+	if (ret)
+		return ret;
+	for (s = 0; s < b->args.nr_sizes; s++) {
+		size = b->args.sizes[s];
+		for (r = 0; r < b->args.rounds; r++) {
+			for (m = 0; m < 2; m++) {
+				ret = rbn_bench_rbn_writes(rbn[m], fail[m], size,
+							   b->args.events, &ns);
+				if (ret)
+					return ret;
+				b->samples[m][r] = rbn_bench_ps(ns, b->args.events);
+			}
+		}
+		for (m = 0; m < 2; m++)
+			b->abs_ps[m][s] = rbn_bench_median(b->samples[m],
+							   b->args.rounds);
 	}
 	return 0;
 }
@@ -835,6 +900,22 @@ static void rbn_bench_format_writes(struct rbn_bench *b)
 	}
 	rbn_bench_printf(b, "failed reserves: rbnest %llu, kernel %llu\n\n",
 			 b->fail[RBN_SIDE_RBN], b->fail[RBN_SIDE_KERNEL]);
+
+	rbn_bench_printf(b, "absolute mode: the same writes, delta vs absolute stamps\n");
+	rbn_bench_printf(b, "%6s %14s %14s %8s\n", "size", "delta ns/ev",
+			 "absolute ns/ev", "ratio");
+	for (s = 0; s < b->args.nr_sizes; s++) {
+		u64 d = b->abs_ps[0][s];
+		u64 a = b->abs_ps[1][s];
+		u64 ratio = rbn_ratio(a, d);
+
+		rbn_bench_printf(b, "%6u %12llu.%u %12llu.%u %4llu.%03llu\n",
+				 b->args.sizes[s], rbn_ns(d), rbn_ns_dec(d),
+				 rbn_ns(a), rbn_ns_dec(a),
+				 div_u64(ratio, 1000), ratio % 1000);
+	}
+	rbn_bench_printf(b, "failed reserves: absolute mode %llu\n\n",
+			 b->abs_fail);
 }
 
 static void rbn_bench_format_reads(struct rbn_bench *b)
@@ -971,6 +1052,11 @@ static void rbn_bench_format_metrics(struct rbn_bench *b)
 		rbn_bench_metric_ratio(b, name,
 				       rbn_ratio(b->write_ps[RBN_SIDE_RBN][s],
 						 b->write_ps[RBN_SIDE_KERNEL][s]));
+		snprintf(name, sizeof(name), "write_abs_ratio.%u",
+			 b->args.sizes[s]);
+		rbn_bench_metric_ratio(b, name,
+				       rbn_ratio(b->abs_ps[1][s],
+						 b->abs_ps[0][s]));
 	}
 	rbn_bench_metric(b, "clock_ns.local_clock", b->clock_ps[0]);
 	rbn_bench_metric(b, "clock_ns.trace_clock_local", b->clock_ps[1]);
@@ -1043,6 +1129,8 @@ static int rbn_bench_pinned(struct rbn_bench *b)
 	if (!ret)
 		ret = rbn_bench_writes(b);
 	if (!ret)
+		ret = rbn_bench_abs_writes(b);
+	if (!ret)
 		ret = rbn_bench_clocks(b);
 	if (!ret)
 		ret = rbn_bench_consumes(b);
@@ -1098,12 +1186,19 @@ static int rbn_bench_run(struct rbn_bench *b)
 		ret = PTR_ERR(b->rbn);
 		goto out_free_text;
 	}
+	cfg.abs_ts = true;
+	b->rbn_abs = rbn_alloc(&cfg);
+	if (IS_ERR(b->rbn_abs)) {
+		ret = PTR_ERR(b->rbn_abs);
+		goto out_free_rbn;
+	}
 	b->kbuf = ring_buffer_alloc(size, RB_FL_OVERWRITE);
 	if (!b->kbuf) {
 		ret = -ENOMEM;
-		goto out_free_rbn;
+		goto out_free_rbn_abs;
 	}
 	memset(b->fail, 0, sizeof(b->fail));
+	b->abs_fail = 0;
 
 	ret = rbn_bench_pinned(b);
 	if (ret)
@@ -1120,6 +1215,9 @@ static int rbn_bench_run(struct rbn_bench *b)
 out_free_kbuf:
 	ring_buffer_free(b->kbuf);
 	b->kbuf = NULL;
+out_free_rbn_abs:
+	rbn_free(b->rbn_abs);
+	b->rbn_abs = NULL;
 out_free_rbn:
 	rbn_free(b->rbn);
 	b->rbn = NULL;
