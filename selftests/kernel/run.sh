@@ -38,6 +38,8 @@
 #   RBN_INJECT_TIMEOUT, RBN_INJECT_OW_KB   test_inject
 #   RBN_MODES_SECONDS    test_modes
 #   RBN_TSCHECK_SECONDS  test_tscheck
+#   RBN_DISCARD_SECONDS, RBN_DISCARD_EVERY   test_discard
+#   RBN_TSMODE_SECONDS   test_tsmode
 #   RBN_HOTPLUG_CYCLES   test_hotplug
 #   RBN_LOCKUP_SECONDS   test_lockup
 #   RBN_CLOCKBACK_SECONDS test_clockback
@@ -47,7 +49,7 @@
 dir=$(cd "$(dirname "$0")" && pwd)
 # One line: the scripts not listed here are found by matching " NAME ".
 order="test_load test_read test_nesting test_clockback test_inject test_modes test_tscheck"
-order="$order test_wake test_lockup test_badinput test_resize test_hotplug test_unload"
+order="$order test_discard test_tsmode test_wake test_lockup test_badinput test_resize test_hotplug test_unload"
 timeout_s=${RBN_TEST_TIMEOUT:-900}
 sh=${RBN_SH:-sh}
 

@@ -7,7 +7,7 @@
 # "echo WORDS > inject" arms labels on every CPU: the next task writer that
 # reaches an armed label raises a hard irq_work there and waits until the
 # interrupt has written its nested events ("events=N": N per interrupt,
-# default 1). Each label of the core (enum rbn_label, 61) is tested in a
+# default 1). Each label of the core (enum rbn_label, 66) is tested in a
 # window of its own: WORDS are armed (again every second: an arming whose
 # interrupt came late is used up) until every online CPU hit the label,
 # then "off" (which waits for an interrupt still on its way); a label not
@@ -38,6 +38,28 @@
 #     not committed, the nested events go round the ring up to its commit
 #     page and are dropped (commit_overrun), and the outer writer's own
 #     event then finds the next page to be its commit page.
+#   - discard .. discard_done: only a writer that discards its event
+#     (rbn_discard()) gets there, so the window sets the module's
+#     discard_every to 2 and back to 0 after "off". Every reserve on a CPU
+#     counts (the interrupts' too), every second one is discarded: the
+#     task writer's event that reaches the label is the discarded one, and
+#     the interrupt's event (events=1) is the next reserve, committed.
+#     At discard and discard_entries the interrupt writes behind the
+#     padding that keeps the task's delta, and takes its own delta from
+#     that stamp; the bytes cannot be given back. discard_tail has two
+#     sites: alone, it is reached with nothing behind the event (the
+#     bytes can still be given back), and the interrupt's event written
+#     behind makes the give-back (the cmpxchg of the write index) fail;
+#     as "discard_tail:kept", armed with discard, the interrupt at
+#     discard has already written behind, the task finds the write index
+#     moved and reaches the other site (event kept as padding), where a
+#     second interrupt writes the next reserve, discarded (given back,
+#     nothing behind it). discard_stamp is only reached on the give-back
+#     path: write_stamp is 0, the interrupt's event takes a forced
+#     absolute stamp behind the task's event, and the task's cmpxchg
+#     fails. At discard_done, the task's bytes are back (nothing was
+#     behind) and write_stamp is 0: the interrupt writes an absolute
+#     stamp where the task's event was.
 #
 # Labels a mode cannot reach by construction: in producer/consumer mode
 # the head page is never pushed (a full buffer refuses the event instead):
@@ -56,7 +78,9 @@
 # inject source (src=8) in the label's window (the buffer's clock, from
 # before the arming to after the last hit) must be exactly N times the
 # interrupts of the window: those that wrote their events while the label
-# waited (hits) and those that came after it gave up waiting (late). Then
+# waited (hits) and those that came after it gave up waiting (late), less
+# the interrupts' events that were discarded (the inject file counts them;
+# 0 but in the discard windows). Then
 # page_drop on a full 16 KiB buffer: dropped must grow by the outer event
 # and the nested ones at page_drop at least.
 # Overwrite mode, 16 KiB per CPU, no reader while armed: the pages are read
@@ -66,6 +90,14 @@
 # For the labels from a_tail to c the outer event must take the slow path
 # or the nested one a forced absolute stamp (ts_slow + ts_abs grow), for
 # the slow-path labels ts_slow must grow.
+# In the discard windows, both modes: stats' discarded grows by the task
+# events discarded at the label and the interrupts' discarded events at
+# least; when no interrupt came late, none of the interrupts' events was
+# discarded (each one committed behind or in the place of the task's
+# event), but in discard_tail:kept exactly those at discard_tail (the
+# second of each pair: hits at discard >= hits at discard_tail); at
+# discard_stamp and discard_done every interrupt's event took a forced
+# absolute stamp (ts_abs grows by the hits at least).
 #
 # Before the labels: a bad "events=N" is refused with EINVAL and arms
 # nothing. At the end, a table of the hits of each label's window per CPU
@@ -84,10 +116,15 @@ head_entries head_flagged head_overrun page_head page_new_head head_tail
 head_fixed head_done page_claim page_tail page_ours page_reset_write
 page_reset page_zero page_end pad_end pad pad_done page_next entries
 commit_read commit commit_page commit_next commit_write commit_check
-commit_set commit_end commit_recheck commit_again commit_done unnest"
+commit_set commit_end commit_recheck commit_again commit_done unnest
+discard discard_entries discard_tail discard_stamp discard_done"
 # the head page push: overwrite mode only
 labels_head="page_full head_entries head_flagged head_overrun page_head
 page_new_head head_tail head_fixed head_done"
+
+# Windows of a scenario of their own, "LABEL:NAME", each right after
+# LABEL's window (see the top)
+scen_extra="discard_tail:kept"
 
 # labels_but LABEL...: labels_all without the LABELs
 labels_but()
@@ -105,10 +142,21 @@ labels_but()
 # next, so only producer/consumer mode (which refuses instead) gets there
 labels_pc_only="page_free"
 
-# shellcheck disable=SC2086
-labels_pc=$(labels_but $labels_head page_drop)
-# shellcheck disable=SC2086
-labels_ow=$(labels_but $labels_pc_only)
+# with_scen LABEL...: the windows of the LABELs, scen_extra's included
+with_scen()
+{
+	for _l in "$@"; do
+		printf '%s ' "$_l"
+		for _s in $scen_extra; do
+			[ "${_s%%:*}" = "$_l" ] && printf '%s ' "$_s"
+		done
+	done
+}
+
+# shellcheck disable=SC2046,SC2086
+labels_pc=$(with_scen $(labels_but $labels_head page_drop))
+# shellcheck disable=SC2046,SC2086
+labels_ow=$(with_scen $(labels_but $labels_pc_only))
 # shellcheck disable=SC2086
 nr_all=$(echo $labels_all | wc -w)
 # shellcheck disable=SC2086
@@ -126,6 +174,7 @@ gen="gen_task_busy_us=5 gen_task_idle_us=995"
 # payload (struct rbn_sample) + header: the size of every event here
 ev_bytes=44
 t=$rbn_tmp
+param=/sys/module/$rbn_name/parameters/discard_every
 
 ktap_print_header
 ktap_set_plan $plan
@@ -139,11 +188,12 @@ ktap_print_msg "online CPUs: $online"
 # emulation every fork and exec costs tens of milliseconds.
 
 # snap LABEL: one line, in one pass over inject and the stats: "NOW ABS
-# SLOW ZERO DROPPED COVERRUN OVERRUN HITS LATE EVENTS H...": the buffer's
-# clock now (the latest of the CPUs'); the sums over the CPUs of ts_abs,
-# ts_slow, ts_zero, dropped, commit_overrun and overrun; the hits of all
-# labels, the late interrupts, the events per interrupt; the hits of
-# LABEL on each online CPU
+# SLOW ZERO DROPPED COVERRUN OVERRUN DISC HITS LATE IDISC EVENTS H...": the
+# buffer's clock now (the latest of the CPUs'); the sums over the CPUs of
+# ts_abs, ts_slow, ts_zero, dropped, commit_overrun, overrun and
+# discarded; the hits of all labels, the late interrupts, the interrupts'
+# events discarded, the events per interrupt; the hits of LABEL on each
+# online CPU
 snap()
 {
 	awk -v l="$1" -v cpus="$online" '
@@ -152,6 +202,11 @@ snap()
 			for (i = 2; i <= NF; i++) {
 				sub(/^[^=]*=/, "", $i)
 				late += $i
+			}
+		} else if ($1 == "discarded") {
+			for (i = 2; i <= NF; i++) {
+				sub(/^[^=]*=/, "", $i)
+				idisc += $i
 			}
 		} else if ($1 == "events") {
 			ev = $2
@@ -174,10 +229,11 @@ snap()
 	$1 == "dropped:" { drop += $2 }
 	$1 == "commit_overrun:" { cover += $2 }
 	$1 == "overrun:" { over += $2 }
+	$1 == "discarded:" { disc += $2 }
 	END {
-		printf "%.0f %.0f %.0f %.0f %.0f %.0f %.0f %.0f %.0f %d", now,
-		       abs, slow, zero, drop, cover, over, hits, late,
-		       ev == "" ? 1 : ev
+		printf "%.0f %.0f %.0f %.0f %.0f %.0f %.0f %.0f %.0f %.0f %.0f %d",
+		       now, abs, slow, zero, drop, cover, over, disc, hits,
+		       late, idisc, ev == "" ? 1 : ev
 		n = split(cpus, c, " ")
 		for (i = 1; i <= n; i++)
 			printf " %d", lh["cpu" c[i]]
@@ -292,6 +348,7 @@ words()
 	commit_again) echo "commit_set $2" ;;
 	a_page | commit_check) echo "events=$cross $2" ;;
 	commit_page | commit_next) echo "events=$cross a_page $2" ;;
+	discard_tail:kept) echo "discard discard_tail" ;;
 	page_drop)
 		if [ "$1" = ow ]; then
 			echo "events=$lap started $2"
@@ -303,6 +360,23 @@ words()
 	esac
 }
 
+# discard_every_of WINDOW: discard_every while WINDOW is armed (see the top)
+discard_every_of()
+{
+	case $1 in
+	discard*) echo 2 ;;
+	*) echo 0 ;;
+	esac
+}
+
+# set_discard_every N: the module's discard_every, by the shell itself
+set_discard_every()
+{
+	echo "$1" >"$param" 2>"$t/param.err" && return 0
+	ktap_print_msg "echo $1 > discard_every: $(rbn_errtext "$t/param.err")"
+	return 1
+}
+
 # inject_events: the events each interrupt of the last arming writes
 inject_events()
 {
@@ -310,34 +384,46 @@ inject_events()
 		"$rbn_dir/inject"
 }
 
-# window MODE LABEL: one label, in the recording that runs for the whole
-# mode: arm it until every CPU hit it, then off and a moment for a late
-# interrupt. Appends "LABEL START END HITS LATE EVENTS LHITS ABS SLOW ZERO
-# DROPPED COVERRUN OVERRUN OK" to $t/win.MODE (times of the buffer's clock;
-# interrupts at any label, late ones, events per interrupt, hits of LABEL;
-# the counters' growth) and "LABEL MODE N N ..." (the label's hits per
-# CPU) to $t/hits.
+# window MODE WINDOW: one label (WINDOW is LABEL or LABEL:SCENARIO), in
+# the recording that runs for the whole mode: arm it until every CPU hit
+# it, then off and a moment for a late interrupt. Appends "WINDOW START
+# END HITS LATE EVENTS LHITS ABS SLOW ZERO DROPPED COVERRUN OVERRUN DISC
+# IDISC EVERY OK" to $t/win.MODE (times of the buffer's clock; interrupts
+# at any label, late ones, events per interrupt, hits of LABEL; the
+# counters' growth; the interrupts' events discarded; discard_every) and
+# "WINDOW MODE N N ..." (the label's hits per CPU) to $t/hits.
 window()
 {
 	_mode=$1
 	_l=$2
+	_lab=${_l%%:*}
 	_ok=1
-	snap "$_l" >"$t/snap0"
-	read -r _t0 _abs0 _slow0 _zero0 _drop0 _cov0 _ovr0 _hits0 _late0 _ev0 _base <"$t/snap0"
+	_every=$(discard_every_of "$_l")
+	snap "$_lab" >"$t/snap0"
+	read -r _t0 _abs0 _slow0 _zero0 _drop0 _cov0 _ovr0 _disc0 _hits0 _late0 _idisc0 _ev0 _base <"$t/snap0"
 	words "$_mode" "$_l" >"$t/words"
 	read -r _w <"$t/words"
-	inject_wait "$_l" "$_w" "$_base" || _ok=0
-	snap "$_l" >"$t/snap1"
-	read -r _t1 _abs1 _slow1 _zero1 _drop1 _cov1 _ovr1 _hits1 _late1 _events _now <"$t/snap1"
+	if [ "$_every" -ne 0 ]; then
+		set_discard_every "$_every" || _ok=0
+	fi
+	inject_wait "$_lab" "$_w" "$_base" || _ok=0
+	if [ "$_every" -ne 0 ]; then
+		set_discard_every 0 || _ok=0
+	fi
+	snap "$_lab" >"$t/snap1"
+	read -r _t1 _abs1 _slow1 _zero1 _drop1 _cov1 _ovr1 _disc1 _hits1 _late1 _idisc1 _events _now <"$t/snap1"
 	hits_since "$_base" "$_now"
 	hit_cpus=$hs
-	ktap_print_msg "$_l: armed $_narm times ('$_w') in ${_secs}s; hits per CPU ($online): $hit_cpus"
+	_dw=
+	[ "$_every" -ne 0 ] && _dw=" with discard_every=$_every"
+	ktap_print_msg "$_l: armed $_narm times ('$_w')$_dw in ${_secs}s; hits per CPU ($online): $hit_cpus"
 	[ $_ok = 1 ] ||
 		ktap_print_msg "$_l: not hit on every online CPU within ${wait_max}s"
 	echo "$_l $_t0 $_t1 $((_hits1 - _hits0)) $((_late1 - _late0)) $_events" \
 		"$hs_sum $((_abs1 - _abs0)) $((_slow1 - _slow0))" \
 		"$((_zero1 - _zero0)) $((_drop1 - _drop0)) $((_cov1 - _cov0))" \
-		"$((_ovr1 - _ovr0)) $_ok" >>"$t/win.$_mode"
+		"$((_ovr1 - _ovr0)) $((_disc1 - _disc0)) $((_idisc1 - _idisc0))" \
+		"$_every $_ok" >>"$t/win.$_mode"
 	echo "$_l $_mode $hit_cpus" >>"$t/hits"
 }
 
@@ -423,10 +509,13 @@ run_mode()
 					c++
 			print $0, c
 		}' "$t/nested.$_mode" "$t/win.$_mode" >"$t/win.$_mode.nested"
-	while read -r _l _t0 _t1 _hits _late _events _lhits _dabs _dslow _dzero _ddrop _dcov _dovr _ok _nested; do
+	while read -r _l _t0 _t1 _hits _late _events _lhits _dabs _dslow _dzero _ddrop _dcov _dovr _ddisc _didisc _every _ok _nested; do
 		[ $_cok = 1 ] || _ok=0
-		_want=$(((_hits + _late) * _events))
-		_msg="$_l: $_hits interrupts ($_lhits at $_l) + $_late late, $_events events each"
+		_lab=${_l%%:*}
+		_want=$(((_hits + _late) * _events - _didisc))
+		_msg="$_l: $_hits interrupts ($_lhits at $_lab) + $_late late, $_events events each"
+		[ "$_every" -ne 0 ] &&
+			_msg="$_msg, discard_every=$_every: $_didisc of the interrupts' events discarded, stats' discarded +$_ddisc"
 		_msg="$_msg; ts_abs +$_dabs, ts_slow +$_dslow, ts_zero +$_dzero; dropped +$_ddrop, commit_overrun +$_dcov, overrun +$_dovr"
 		[ "$_mode" = pc ] &&
 			_msg="$_msg; $_nested nested (src=8) events recorded in its window, want $_want"
@@ -485,12 +574,53 @@ run_mode()
 			fi
 			;;
 		esac
+		if [ "$_every" -eq 0 ] && [ "$_didisc" -ne 0 ]; then
+			ktap_print_msg "$_l: $_didisc of the interrupts' events discarded with discard_every=0"
+			_ok=0
+		fi
+		[ "$_every" -eq 0 ] || check_discard || _ok=0
 		ktap_test_result "$_ok" "$_mode: inject $_l: hit on every CPU, $_what, rbtrace check passes"
 	done <"$t/win.$_mode.nested"
 	snap - >"$t/snap"
-	read -r _x _x _x _x _x _x _x _x _late _x <"$t/snap"
-	ktap_print_msg "late interrupts: $_late"
+	read -r _x _x _x _x _x _x _x _x _x _late _idisc _x <"$t/snap"
+	ktap_print_msg "late interrupts: $_late; interrupts' events discarded: $_idisc"
 	rm -rf "$_rec"
+}
+
+# check_discard: the checks of a discard window (see the top), on
+# run_mode's variables of the window; 0 when they pass
+check_discard()
+{
+	_cd_ok=0
+	# each hit at the label is a task event discarded
+	_cd_min=$((_lhits + _didisc))
+	if [ "$_ddisc" -lt "$_cd_min" ]; then
+		ktap_print_msg "$_l: stats' discarded +$_ddisc, want at least $_cd_min"
+		_cd_ok=1
+	fi
+	# with discard_every=2 the interrupt's event is the reserve after
+	# the discarded one: committed; a late interrupt can come anywhere
+	_cd_want=0
+	[ "$_l" = discard_tail:kept ] && _cd_want=$_lhits
+	if [ "$_late" -eq 0 ] && [ "$_didisc" -ne "$_cd_want" ]; then
+		ktap_print_msg "$_l: $_didisc of the interrupts' events discarded, want $_cd_want"
+		_cd_ok=1
+	fi
+	case $_l in
+	discard_tail:kept)
+		if [ $((_hits - _lhits)) -lt "$_lhits" ]; then
+			ktap_print_msg "$_l: $((_hits - _lhits)) hits at discard, want at least the $_lhits at discard_tail"
+			_cd_ok=1
+		fi
+		;;
+	discard_stamp | discard_done)
+		if [ "$_dabs" -lt "$_lhits" ]; then
+			ktap_print_msg "$_l: ts_abs +$_dabs, want at least $_lhits (write_stamp 0)"
+			_cd_ok=1
+		fi
+		;;
+	esac
+	return $_cd_ok
 }
 
 # check_knob: events=N out of range, not a number, or without a label is
@@ -570,7 +700,7 @@ ktap_print_msg "hits of each label's window per CPU ($online), by mode" \
 ok=$labels_ok
 ktap_print_msg "$(printf '%-17s %-12s %-12s' label pc ow)"
 min=
-for l in $labels_all; do
+for l in $labels_all $scen_extra; do
 	pc=$(awk -v l="$l" '$1 == l && ($2 == "pc" || $2 == "pcfull") {
 		$1 = $2 = ""; sub(/^ +/, ""); print }' "$t/hits")
 	ow=$(awk -v l="$l" '$1 == l && $2 == "ow" { $1 = $2 = ""; sub(/^ +/, ""); print }' "$t/hits")
@@ -592,6 +722,6 @@ for l in $labels_all; do
 	ktap_print_msg "$(printf '%-17s %-12s %-12s' "$l" "${pc:--}" "${ow:--}")"
 done
 ktap_print_msg "fewest hits of a label's window on a CPU in a mode that reaches it: ${min:-none}"
-ktap_test_result $ok "each of the $nr_all labels hit by a real interrupt on every CPU (pc: $nr_pc + page_drop, ow: $nr_ow)"
+ktap_test_result $ok "each of the $nr_all labels hit by a real interrupt on every CPU (windows: pc $nr_pc + page_drop, ow $nr_ow)"
 
 ktap_finished

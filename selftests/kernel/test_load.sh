@@ -10,11 +10,11 @@
 rbn_require insmod rmmod
 
 ktap_print_header
-ktap_set_plan 12
+ktap_set_plan 13
 
 # The files of the README and their modes (per_cpu files are checked per CPU).
 spec_files="trace:600 trace_pipe:400 buffer_size_kb:600 tracing_on:600
-trace_clock:600 buffer_percent:600 reset:200 header_page:400
+trace_clock:600 timestamp_mode:600 buffer_percent:600 reset:200 header_page:400
 header_event:400 events/rbnest/sample/format:400 sources:600
 kprobe_events:600 inject:600 bench:600"
 cpu_files="trace_pipe_raw:400 stats:400"
@@ -123,6 +123,9 @@ if [ $ok = 1 ]; then
 	for c in mono boot global; do
 		echo " $v " | grep -q " $c " || ok=0
 	done
+	v=$(rbn_get timestamp_mode)
+	ktap_print_msg "timestamp_mode: '$v' (want '[delta] absolute')"
+	[ "$v" = "[delta] absolute" ] || ok=0
 	v=$(rbn_get buffer_percent)
 	ktap_print_msg "buffer_percent: '$v' (want 50)"
 	[ "$v" = 50 ] || ok=0
@@ -140,9 +143,9 @@ if [ $ok = 1 ]; then
 	armed=$(awk '{ for (i = 2; i <= NF; i++) if ($i ~ /^armed=[1-9]/) n++ }
 		     END { print n + 0 }' "$rbn_dir/inject")
 	nl=$(grep -c 'armed=' "$rbn_dir/inject")
-	# enum rbn_label has 61 (LABELS.md); test_inject checks the names
-	ktap_print_msg "inject: $nl labels, $armed armed (want 61, 0)"
-	[ "$nl" -eq 61 ] && [ "$armed" -eq 0 ] || ok=0
+	# enum rbn_label has 66 (LABELS.md); test_inject checks the names
+	ktap_print_msg "inject: $nl labels, $armed armed (want 66, 0)"
+	[ "$nl" -eq 66 ] && [ "$armed" -eq 0 ] || ok=0
 	nk=$(grep -c . "$rbn_dir/kprobe_events")
 	ktap_print_msg "kprobe_events: $nk lines (want 0)"
 	[ "$nk" -eq 0 ] || ok=0
@@ -203,7 +206,8 @@ if [ $ok = 1 ]; then
 	for cpu in $(rbn_cpus); do
 		for f in entries written overrun commit_overrun dropped read \
 			 bytes oldest_ts now_ts ts_fast ts_abs ts_slow ts_zero \
-			 ts_extend max_depth recursion pages_touched ts_clock_back; do
+			 ts_extend max_depth recursion pages_touched ts_clock_back \
+			 discarded; do
 			v=$(rbn_stat "$cpu" $f)
 			case $v in
 			'' | *[!0-9]*)
@@ -232,8 +236,9 @@ if [ $ok = 1 ]; then
 	ktap_test_result $ok "unload: no directory left"
 fi
 
-# ---- 7..10: bad parameters fail and leave nothing behind
-for p in buffer_size_kb=0 subbuf_order=9 trace_clock=bogus sources=bogus; do
+# ---- 7..11: bad parameters fail and leave nothing behind
+for p in buffer_size_kb=0 subbuf_order=9 trace_clock=bogus sources=bogus \
+	 timestamp_mode=bogus; do
 	ok=1
 	rbn_unload >/dev/null 2>&1
 	if insmod "$RBNEST_KO" "$p" >"$rbn_tmp/insmod.err" 2>&1; then
@@ -250,16 +255,19 @@ for p in buffer_size_kb=0 subbuf_order=9 trace_clock=bogus sources=bogus; do
 	ktap_test_result $ok "bad parameter $p: load fails, nothing left"
 done
 
-# ---- 11: parameters at load time show in the files
+# ---- 12: parameters at load time show in the files
 ok=1
 if rbn_load buffer_size_kb=256 subbuf_order=1 overwrite=1 trace_clock=mono \
-	    sources=task buffer_percent=10; then
+	    sources=task buffer_percent=10 timestamp_mode=absolute; then
 	v=$(rbn_get buffer_size_kb)
 	ktap_print_msg "buffer_size_kb=256: reads '$v'"
 	[ "$v" = 256 ] || ok=0
 	v=$(rbn_clock)
 	ktap_print_msg "trace_clock=mono: current '$v'"
 	[ "$v" = mono ] || ok=0
+	v=$(rbn_get timestamp_mode)
+	ktap_print_msg "timestamp_mode=absolute: reads '$v'"
+	[ "$v" = "delta [absolute]" ] || ok=0
 	v=$(rbn_get buffer_percent)
 	ktap_print_msg "buffer_percent=10: reads '$v'"
 	[ "$v" = 10 ] || ok=0
@@ -288,7 +296,7 @@ else
 fi
 ktap_test_result $ok "parameters at load time read back"
 
-# ---- 12: unload with a writer running
+# ---- 13: unload with a writer running
 ok=0
 if rbn_unload; then
 	ok=1

@@ -52,7 +52,8 @@ sources_total()
 # show_sources: the sources file as "# " lines, those never used left out
 show_sources()
 {
-	grep -v ' off events=0 attempts=0$' "$rbn_dir/sources" | sed 's/^/# /'
+	grep -vE ' off events=0 attempts=0( [a-z_]+=0)*$' "$rbn_dir/sources" |
+		sed 's/^/# /'
 }
 
 # equation WHAT: attempts == written + dropped + commit_overrun + recursion
