@@ -1487,12 +1487,162 @@ static bool abs_mode_sandwich(void)
 	return ok;
 }
 
+/*
+ * The reader resets the old reader page before its swap puts it back into
+ * the ring (as mainline does): a writer pushing the head can come to that
+ * page before the tail does, and the push takes the page's entries off as
+ * overrun and its commit off the bytes.
+ *
+ * Overwrite mode, a ring of three sub-buffers p1, p2, p3 and the reader
+ * page R; fillers F0, F1, ... of half a sub-buffer each, written with the
+ * hook off; the hook is on in step 4 only.
+ *  1. F0..F5 fill p1, p2, p3: the tail is on p3, the head is p1.
+ *  2. The reader consumes F0 and F1: it swaps p1 out (R goes in its place,
+ *     the HEAD flag on R's next, head_page p2) and reads p1 to its end.
+ *     p1 is used up and still holds its two entries.
+ *  3. F6, F7 on R; F8 pushes the head to p3 (F2, F3 lost) and goes on p2
+ *     with F9; F10 pushes it to R (F4, F5 lost) and goes on p3 with F11.
+ *     The tail is on the full p3, the head is R, and head_page is still
+ *     p2: no reader call since step 2.
+ *  4. The task's event (id 0) does not fit on p3 and pushes the head: p3's
+ *     next HEAD -> UPDATE, F6 and F7 counted lost. At page_head, two
+ *     interrupts:
+ *     a. a writer (id 1) finds the UPDATE flag and helps: R's next
+ *        p2 -> p2|HEAD; it moves the tail to R (resetting it) and writes
+ *        there;
+ *     b. a reader consumes one event: p1 is used up, so it looks for the
+ *        head from head_page p2, finds the flag on R's next and swaps p2
+ *        out. p1 goes back into the ring in p2's place, between R and p3,
+ *        with the HEAD flag on its next. It reads F8: F2..F7 lost.
+ *     The task goes on: the page after R is p1 now, and its cmpxchg()
+ *     sets R's next p1 -> p1|HEAD, a second HEAD flag. The tail is on R,
+ *     the page it pushed: nothing to fix up. It writes behind id 1 on R.
+ *  5. F12 on R; F13 does not fit and pushes the head p1, which the tail
+ *     never came to since step 4. The push takes p1's entries and commit
+ *     off: 0 when the reader reset them; left as they were, F0 and F1,
+ *     read already, are counted lost again and their bytes gone twice.
+ *  6. Drain: F9, F10, F11 (p3 is the head), ids 1 and 0, F12, F13.
+ *
+ * Path: the reads in that order, each at its writer's time; F2..F7
+ * reported lost with F8 and nothing else lost; the overrun is those 6,
+ * and nothing is left: entries and bytes 0.
+ */
+static bool reader_page_reset_before_reuse(void)
+{
+	static const struct {
+		unsigned int id;
+		unsigned int filler;	/* its number, for a filler */
+	} want[] = {
+		{ NEST_FILLER_ID, 0 }, { NEST_FILLER_ID, 1 },
+		{ NEST_FILLER_ID, 8 }, { NEST_FILLER_ID, 9 },
+		{ NEST_FILLER_ID, 10 }, { NEST_FILLER_ID, 11 },
+		{ 1, 0 }, { 0, 0 },
+		{ NEST_FILLER_ID, 12 }, { NEST_FILLER_ID, 13 },
+	};
+	struct rbn_config cfg = {
+		.size = 3 * 4080, .clock = nest_clock, .nr_cpus = 1,
+		.overwrite = true,
+	};
+	unsigned int i, fillers = 0, read_mid, lost_f8 = 0, lost_else = 0;
+	struct rbn_cpu_stats mid, st;
+	struct nest_tree t = { 0 };
+	bool ok = true, order;
+
+	ctx.buffer = rbn_alloc(&cfg);
+	if (IS_ERR(ctx.buffer)) {
+		ctx.buffer = NULL;
+		return false;
+	}
+	node(&t, 0, 24);
+	node(&t, 1, 40);
+	t.n[2].action = NEST_CONSUME;
+	t.nr = 3;
+	irq_at(&t, 0, RBN_LABEL_PAGE_HEAD, 1);
+	irq_at(&t, 0, RBN_LABEL_PAGE_HEAD, 2);
+	nest_begin(&ctx, &t, 1000, 1, 0, -1);
+	memset(ctx.rec, 0, sizeof(ctx.rec));
+	/* 1 */
+	for (i = 0; i < 6; i++, fillers++)
+		ok = nest_filler(&ctx, 2040) && ok;
+	/* 2 */
+	nest_consume_one(&ctx);
+	nest_consume_one(&ctx);
+	/* 3: no reader call, stats() included, may move head_page */
+	for (i = 0; i < 6; i++, fillers++)
+		ok = nest_filler(&ctx, 2040) && ok;
+	/* 4 */
+	nest_run(&ctx);
+	read_mid = ctx.nr_read;
+	mid = stats();
+	/* 5 */
+	for (i = 0; i < 2; i++, fillers++)
+		ok = nest_filler(&ctx, 2040) && ok;
+	/* 6 */
+	nest_drain(&ctx);
+	if (!ok)
+		snprintf(ctx.err, sizeof(ctx.err), "a filler was refused or cut");
+	ok = ok && nest_check(&ctx, fillers);
+	st = stats();
+
+	order = ctx.nr_read == ARRAY_SIZE(want);
+	for (i = 0; i < ctx.nr_read; i++) {
+		const struct nest_read *r = &ctx.rd[i];
+
+		if (r->id == NEST_FILLER_ID)
+			ktap_print("  filler          ts %" PRIu64 " lost %lu",
+				   r->ts, r->lost);
+		else
+			ktap_print("  id %u depth %u ts %" PRIu64 " writer %" PRIu64 " lost %lu",
+				   r->id, ctx.rec[r->id].depth, r->ts,
+				   ts_of(r->id), r->lost);
+		if (i >= ARRAY_SIZE(want) || r->id != want[i].id)
+			order = false;
+		else if (r->id == NEST_FILLER_ID)
+			order = order && r->ts == ctx.filler_ts[want[i].filler];
+		else
+			order = order && r->ts == ts_of(r->id);
+		if (i == 2)
+			lost_f8 = r->lost;
+		else
+			lost_else += r->lost;
+	}
+	ktap_print("reader_page_reset: %u fillers, %u events, %u read (%u by step 4), %lu lost",
+		   fillers, ctx.nr_ids, ctx.nr_read, read_mid, ctx.lost);
+	ktap_print("  after step 4: overrun %" PRIu64 ", entries %lld",
+		   mid.overrun, (long long)mid.entries);
+	ktap_print("  at the end: written %" PRIu64 ", read %" PRIu64 ", overrun %" PRIu64,
+		   st.written, st.read, st.overrun);
+	ktap_print("  left: entries %lld, bytes %lld", (long long)st.entries,
+		   (long long)st.bytes);
+	if (!ok)
+		ktap_print("  FAILED: %s", ctx.err);
+	path_begin();
+	PATH(read_mid == 3 && mid.overrun == 6 && mid.entries == 5,
+	     "after step 4: %u read, overrun %" PRIu64 ", entries %lld (want 3, 6, 5)",
+	     read_mid, mid.overrun, (long long)mid.entries);
+	PATH(order,
+	     "read: F0 F1 F8 F9 F10 F11, the interrupt, the task, F12 F13, each at its time");
+	PATH(lost_f8 == 6 && !lost_else,
+	     "lost reported with F8: %u (want 6), with the others: %u (want 0)",
+	     lost_f8, lost_else);
+	PATH(st.written == 16 && st.read == 10 && st.overrun == 6 &&
+	     ctx.lost == st.overrun,
+	     "written %" PRIu64 ", read %" PRIu64 ", overrun %" PRIu64 ", lost %lu: want 16 10 6 6",
+	     st.written, st.read, st.overrun, ctx.lost);
+	PATH(!st.entries && !st.bytes,
+	     "left in the buffer: entries %lld, bytes %lld (want 0, 0)",
+	     (long long)st.entries, (long long)st.bytes);
+	ok = path_end("old reader page reset before a push comes to it") && ok;
+	done();
+	return ok;
+}
+
 int main(void)
 {
 	nest_cur = &ctx;
 	rbn_user_nr_cpus = 1;
 
-	ktap_start(22);
+	ktap_start(23);
 	ktap_result(seed001_nested_time_extends(), "seed001_nested_time_extends");
 	ktap_result(interrupt_between_a_and_b_keeps_time(), "interrupt_between_a_and_b_keeps_time");
 	ktap_result(seed003_nested_after_slow_delta(), "seed003_nested_after_slow_delta");
@@ -1514,6 +1664,7 @@ int main(void)
 	ktap_result(abs_mode_slow_path_own_time(), "abs_mode_slow_path_own_time");
 	ktap_result(abs_mode_sandwich(), "abs_mode_sandwich");
 	ktap_result(discard_on_left_page_not_given_back(), "discard_on_left_page_not_given_back");
+	ktap_result(reader_page_reset_before_reuse(), "reader_page_reset_before_reuse");
 	ktap_result(rbn_user_warnings == 0, "no_core_warnings");
 	return ktap_finish();
 }
