@@ -22,6 +22,8 @@
  * with the head page, with a cmpxchg on the flagged pointer. Writers never
  * wait for anybody.
  */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
 #include "rb_core.h"
 
 /*
@@ -33,7 +35,8 @@
  * rbn-write-path: rb_reset_tail rb_tail_page_update rb_handle_head_page
  * rbn-write-path: rb_end_commit rb_set_commit_to_write rbn_commit
  * rbn-write-path: trace_recursive_lock rb_clock_read rbn_discard
- * rbn-write-path: rb_try_to_discard
+ * rbn-write-path: rb_try_to_discard rb_validate_note rb_validate
+ * rbn-write-path: rb_validate_one rb_validate_unpublished
  */
 
 /* The write index and entry counter keep a tail update count above bit 20. */
@@ -82,13 +85,31 @@ struct rbn_bpage {
 /* What the writer at one nesting level is writing (rbn_event_ts()). */
 struct rbn_nested {
 	struct rbn_event *event;
-	u64 ts;
+	u64 ts;			/* the clock the writer read (rbn_event_ts()) */
+	u64 stamp;		/* the time given: ts, or later on a clock back */
 	unsigned int flags;
 	/* where it was reserved, for rbn_discard() */
 	struct rbn_bpage *bpage;
 	unsigned long start;	/* write index of its first byte (stamp included) */
 	unsigned long length;	/* bytes reserved, stamp included */
 };
+
+/*
+ * The run-time validator's note of one event (rbn_set_validate()): taken
+ * at its commit or discard, checked at the outermost commit on the CPU,
+ * before that commit publishes it.
+ */
+struct rb_vnote {
+	struct rbn_bpage *bpage;
+	unsigned long start;	/* write index of its first byte (stamp included) */
+	u64 ts;			/* the time the write path gave it */
+	unsigned int flags;	/* RBN_EV_* */
+	unsigned int gen;	/* rb_validate_gen when it was taken */
+	bool discarded;		/* left in place as padding */
+};
+
+/* Events a CPU's outermost commit can check; more are counted skipped. */
+#define RB_VLOG_SIZE		32
 
 struct rbn_cpu_buffer {
 	struct rbn_buffer *buffer;
@@ -122,6 +143,13 @@ struct rbn_cpu_buffer {
 	local_t recursion;
 	unsigned long max_depth;
 
+	/* The validator: notes of this CPU's writers, and its counts. */
+	local_t vcount;			/* notes taken, may exceed RB_VLOG_SIZE */
+	struct rb_vnote vlog[RB_VLOG_SIZE];
+	local_t validate_checked;
+	local_t validate_fail;
+	local_t validate_skipped;
+
 	/* Reader state: under reader_lock. */
 	rbn_reader_lock_t reader_lock;
 	struct rbn_bpage *head_page;	/* hint: the head flag is authoritative */
@@ -148,6 +176,8 @@ struct rbn_buffer {
 	int nr_cpus;
 	unsigned long nr_pages;
 	atomic_t record_disabled;
+	bool validate;		/* rbn_set_validate() */
+	atomic_t validate_dumped; /* a sub-buffer was dumped already */
 	struct rbn_cpu_buffer **cpu_buffers;
 };
 
@@ -500,6 +530,8 @@ static const char * const rbn_label_names[RBN_NR_LABELS] = {
 	[RBN_LABEL_DISCARD_TAIL] = "discard_tail",
 	[RBN_LABEL_DISCARD_STAMP] = "discard_stamp",
 	[RBN_LABEL_DISCARD_DONE] = "discard_done",
+	[RBN_LABEL_VALIDATE_NOTE] = "validate_note",
+	[RBN_LABEL_VALIDATE] = "validate",
 };
 
 /**
@@ -590,6 +622,280 @@ const char *rbn_reader_label_name(int label)
  * Iterators (rbn_iter_*) read with recording off and the writers past a
  * grace period, which orders everything they read.
  */
+
+/* ------------------------------------------------------------------ */
+/* The run-time validator                                             */
+/* ------------------------------------------------------------------ */
+
+/* Off unless a buffer validates: then a note and a check per event. */
+RBN_PORT_DEFINE_VALIDATE_KEY;
+
+/*
+ * Bumped when a buffer starts validating and when a resize may free
+ * sub-buffers: a note that carries another number is not read (its
+ * sub-buffer may be gone, or its event published unchecked meanwhile).
+ */
+static atomic_t rb_validate_gen;
+
+/*
+ * Note the event of @n (left in place as padding when @discarded) for
+ * the outermost commit on this CPU, which checks it before it publishes
+ * it. Runs in the writer's context, with the writer's commit held.
+ */
+static void rb_validate_note(struct rbn_cpu_buffer *cpu_buffer,
+			     struct rbn_nested *n, bool discarded)
+{
+	struct rb_vnote *note;
+	long i;
+
+	if (!READ_ONCE(cpu_buffer->buffer->validate))
+		return;
+	/*
+	 * The slot first. Nobody reads it before we are done: the notes
+	 * are read by the outermost commit on this CPU, which is ours or
+	 * that of a writer we interrupted, and runs after our commit.
+	 */
+	i = local_add_return(1, &cpu_buffer->vcount) - 1;
+	/* A writer nested here takes the next slot and fills it. */
+	RBN_HOOK(cpu_buffer->buffer, cpu_buffer->cpu, RBN_LABEL_VALIDATE_NOTE);
+	if (i >= RB_VLOG_SIZE) {
+		local_inc(&cpu_buffer->validate_skipped);
+		return;
+	}
+	note = &cpu_buffer->vlog[i];
+	note->bpage = n->bpage;
+	note->start = n->start;
+	note->ts = n->stamp;
+	note->flags = n->flags;
+	note->gen = atomic_read(&rb_validate_gen);
+	note->discarded = discarded;
+}
+
+/*
+ * Whether the event of @note is still unpublished, so that its sub-buffer
+ * is the ring's: on the commit page at or past the commit, or on a page
+ * between the commit page and the tail page. Only the outermost commit,
+ * which we are, publishes; a reader on another CPU takes pages up to the
+ * commit page (and copies from that one: rbn_read_page()), and a writer
+ * nested in us cannot move the tail past the commit page.
+ */
+static bool rb_validate_unpublished(struct rbn_cpu_buffer *cpu_buffer,
+				    struct rb_vnote *note)
+{
+	struct rbn_bpage *page = cpu_buffer->commit_page;
+	struct rbn_bpage *tail = READ_ONCE(cpu_buffer->tail_page);
+	unsigned long max = cpu_buffer->nr_pages + 1;
+
+	if (note->gen != (unsigned int)atomic_read(&rb_validate_gen))
+		return false;
+	if (page == note->bpage)
+		return note->start >= rb_page_commit(page);
+	while (page != tail && max--) {	/* rbn-cov-ignore: max: a broken ring */
+		page = rb_next_page(page);
+		if (page == note->bpage)
+			return true;
+	}
+	return false;
+}
+
+/* The entries of a note's sub-buffer, for the kernel log, once. */
+static void rb_validate_dump(struct rbn_cpu_buffer *cpu_buffer,
+			     struct rb_vnote *note)
+{
+	struct rbn_page *page = note->bpage->page;
+	unsigned long write = rb_page_write(note->bpage);
+	unsigned long off = 0, len;
+	struct rbn_event *event;
+	u64 ts = page->time_stamp;
+	long i, n;
+
+	rbn_port_report("validate: cpu%d sub-buffer time_stamp %llu commit %lu write %lu\n",
+			cpu_buffer->cpu, (unsigned long long)ts,
+			rb_page_commit(note->bpage), write);
+	rbn_port_report("validate:   offset type delta array[0] time (want, flags)\n");
+	n = local_read(&cpu_buffer->vcount);
+	if (n > RB_VLOG_SIZE)
+		n = RB_VLOG_SIZE;
+	while (off + RBN_EVENT_HDR_SIZE <= write) {
+		event = (struct rbn_event *)&page->data[off];
+		len = rb_event_length(event);
+		if (event->type_len == RBN_TYPE_TIME_EXTEND)
+			ts += rb_event_time_stamp(event);
+		else if (event->type_len == RBN_TYPE_TIME_STAMP)
+			ts = rbn_fix_abs_ts(rb_event_time_stamp(event), ts);
+		else
+			ts += event->time_delta;
+		rbn_port_report("validate:   %5lu %2u %9u %10u %llu\n", off,
+				event->type_len, event->time_delta,
+				off + 8 <= write ? event->array[0] : 0,
+				(unsigned long long)ts);
+		for (i = 0; i < n; i++) {
+			struct rb_vnote *v = &cpu_buffer->vlog[i];
+
+			if (v->bpage == note->bpage && v->start == off)
+				rbn_port_report("validate:         (%llu, %#x%s)\n",
+						(unsigned long long)v->ts,
+						v->flags,
+						v->discarded ? ", discarded" : "");
+		}
+		off += len;
+	}
+}
+
+/*
+ * Check the event of @note: decode its sub-buffer from the start, as a
+ * reader will, up to the event; its time must be the one the write path
+ * gave it (no later than it for a zero delta, which shows the previous
+ * event's time), and no entry on the way may go back in time.
+ */
+static void rb_validate_one(struct rbn_cpu_buffer *cpu_buffer,
+			    struct rb_vnote *note)
+{
+	unsigned long write, off = 0, len;
+	struct rbn_event *event = NULL;
+	const char *why = NULL;
+	struct rbn_page *page;
+	u64 ts, last;
+
+	if (!rb_validate_unpublished(cpu_buffer, note)) {
+		local_inc(&cpu_buffer->validate_skipped);
+		return;
+	}
+	/* Unpublished: the sub-buffer is still the one it was reserved in. */
+	page = note->bpage->page;
+	write = rb_page_write(note->bpage);
+	ts = page->time_stamp;
+	last = ts;
+	for (;;) {
+		if (off + RBN_EVENT_HDR_SIZE > write) {
+			why = "not found below the write index";
+			break;
+		}
+		event = (struct rbn_event *)&page->data[off];
+		len = rb_event_length(event);
+		if (off + len > write) {
+			why = "an entry runs past the write index";
+			break;
+		}
+		if (event->type_len == RBN_TYPE_TIME_EXTEND) {
+			ts += rb_event_time_stamp(event);
+		} else if (event->type_len == RBN_TYPE_TIME_STAMP) {
+			ts = rbn_fix_abs_ts(rb_event_time_stamp(event), ts);
+		} else {
+			ts += event->time_delta;
+			if (ts < last) {
+				why = "time went backwards";
+				break;
+			}
+			last = ts;
+			if (off >= note->start)
+				break;
+		}
+		off += len;
+	}
+	if (!why && off != note->start &&
+	    off != note->start + RBN_LEN_TIME_EXTEND)
+		why = "not where it was reserved";
+	else if (!why && note->discarded != (event->type_len == RBN_TYPE_PADDING))
+		why = note->discarded ? "discarded but not padding" :
+			"not a data event";
+	else if (!why && (note->flags & RBN_EV_ZERO_DELTA) && ts > note->ts)
+		why = "zero delta later than its writer's time";
+	else if (!why && !(note->flags & RBN_EV_ZERO_DELTA) && ts != note->ts)
+		why = "time differs from its writer's";
+	if (!why) {
+		local_inc(&cpu_buffer->validate_checked);
+		return;
+	}
+	local_inc(&cpu_buffer->validate_fail);
+	rbn_port_report_ratelimited("validate: cpu%d %s: at %lu (%lu): %llu want %llu, %#x\n",
+				    cpu_buffer->cpu, why, note->start, off,
+				    (unsigned long long)ts,
+				    (unsigned long long)note->ts, note->flags);
+	if (!atomic_cmpxchg(&cpu_buffer->buffer->validate_dumped, 0, 1))
+		rb_validate_dump(cpu_buffer, note);
+}
+
+/*
+ * At the outermost commit on this CPU, before it publishes: check every
+ * noted event (ours and those of the writers that interrupted us), then
+ * drop the notes. Recording goes on whatever the checks find.
+ */
+static void rb_validate(struct rbn_cpu_buffer *cpu_buffer)
+{
+	struct rbn_buffer *buffer = cpu_buffer->buffer;
+	long i = 0, n;
+
+	for (;;) {
+		n = local_read(&cpu_buffer->vcount);
+		/*
+		 * A writer nested here notes its event behind the n we
+		 * read: the cmpxchg below fails and we check it too. One
+		 * nested after the cmpxchg notes it in slot 0, and its
+		 * event is published by the commit we are in, unchecked:
+		 * it is counted skipped where the note is read.
+		 */
+		RBN_HOOK(buffer, cpu_buffer->cpu, RBN_LABEL_VALIDATE);
+		for (; i < n && i < RB_VLOG_SIZE; i++)
+			if (READ_ONCE(buffer->validate))
+				rb_validate_one(cpu_buffer, &cpu_buffer->vlog[i]);
+		if (local_cmpxchg(&cpu_buffer->vcount, n, 0) == n)
+			return;
+	}
+}
+
+/**
+ * rbn_set_validate - switch the run-time validator of a buffer
+ * @buffer:	the buffer
+ * @on:		check every event at the outermost commit on its CPU
+ *
+ * With the validator on, every event committed (or discarded in place) is
+ * noted, and the outermost commit on the CPU, before it publishes them,
+ * decodes each from its sub-buffer as a reader will and compares the time
+ * with the one its writer was given (rbn_event_ts(); a zero delta must not
+ * be later), and with the entries before it. A mismatch counts in
+ * validate_fail (rbn_cpu_stats()), gets a rate-limited line in the kernel
+ * log, and the first one of the buffer since it was switched on dumps
+ * its sub-buffer there with offsets, headers and the times expected.
+ * Events that cannot be checked are counted in validate_skipped: more
+ * than %RB_VLOG_SIZE in one outermost commit, or published before the
+ * check (written by a writer that interrupted the publishing itself, or
+ * across a switch). Off, it costs the write path a patched-out jump at
+ * the commit (a static key that any validating buffer turns on).
+ *
+ * Context: task (the static key); the caller serializes switches of a
+ * buffer with each other and with rbn_free().
+ * Return: 0, or -EINVAL for a %NULL buffer.
+ */
+int rbn_set_validate(struct rbn_buffer *buffer, bool on)
+{
+	if (!buffer)
+		return -EINVAL;
+	if (on == buffer->validate)
+		return 0;
+	if (on) {
+		/* Notes of an earlier round may be published by now. */
+		atomic_inc(&rb_validate_gen);
+		atomic_set(&buffer->validate_dumped, 0);
+		rbn_port_validate_get();
+		WRITE_ONCE(buffer->validate, true);
+	} else {
+		WRITE_ONCE(buffer->validate, false);
+		rbn_port_validate_put();
+	}
+	return 0;
+}
+
+/**
+ * rbn_validating - whether the run-time validator of a buffer is on
+ * @buffer:	the buffer
+ *
+ * Return: true when it is on.
+ */
+bool rbn_validating(struct rbn_buffer *buffer)
+{
+	return READ_ONCE(buffer->validate);
+}
 
 static __always_inline void rb_start_commit(struct rbn_cpu_buffer *cpu_buffer)
 {
@@ -694,6 +1000,8 @@ again:
 	RBN_HOOK(buffer, cpu_buffer->cpu, RBN_LABEL_COMMIT_READ);
 	if (local_read(&cpu_buffer->committing) == 1) {
 		RBN_HOOK(buffer, cpu_buffer->cpu, RBN_LABEL_COMMIT);
+		if (rbn_port_validating())
+			rb_validate(cpu_buffer);
 		rb_set_commit_to_write(cpu_buffer);
 	}
 
@@ -1541,6 +1849,7 @@ again:
 
 		n->event = event;
 		n->ts = info.clock;
+		n->stamp = info.ts;
 		n->flags = info.flags;
 		n->bpage = info.tail_page;
 		n->start = info.start;
@@ -1633,6 +1942,10 @@ void rbn_commit(struct rbn_buffer *buffer, struct rbn_event *event)
 	RBN_WARN_ON(!cpu_buffer->nest ||
 		    cpu_buffer->nested[cpu_buffer->nest - 1].event != event);
 
+	/* nest is 0 only in the bug warned of above */
+	if (rbn_port_validating() && cpu_buffer->nest)	/* rbn-cov-ignore */
+		rb_validate_note(cpu_buffer,
+				 &cpu_buffer->nested[cpu_buffer->nest - 1], false);
 	local_inc(&cpu_buffer->entries);
 	RBN_HOOK(buffer, cpu_buffer->cpu, RBN_LABEL_ENTRIES);
 	rb_end_commit(cpu_buffer);
@@ -1809,7 +2122,8 @@ void rbn_discard(struct rbn_buffer *buffer, struct rbn_event *event)
 	 */
 	local_dec(&n->bpage->entries);
 	RBN_HOOK(buffer, cpu_buffer->cpu, RBN_LABEL_DISCARD_ENTRIES);
-	rb_try_to_discard(cpu_buffer, n);
+	if (!rb_try_to_discard(cpu_buffer, n) && rbn_port_validating())
+		rb_validate_note(cpu_buffer, n, true);
 	local_inc(&cpu_buffer->discarded);
 	/* A writer nested here is behind us, or where our bytes were. */
 	RBN_HOOK(buffer, cpu_buffer->cpu, RBN_LABEL_DISCARD_DONE);
@@ -2453,6 +2767,10 @@ static void rb_reset_cpu(struct rbn_cpu_buffer *cpu_buffer)
 	local_set(&cpu_buffer->ts_clock_back, 0);
 	local_set(&cpu_buffer->recursion, 0);
 	cpu_buffer->max_depth = 0;
+	local_set(&cpu_buffer->vcount, 0);
+	local_set(&cpu_buffer->validate_checked, 0);
+	local_set(&cpu_buffer->validate_fail, 0);
+	local_set(&cpu_buffer->validate_skipped, 0);
 	WRITE_ONCE(cpu_buffer->read, 0);
 	WRITE_ONCE(cpu_buffer->read_bytes, 0);
 	cpu_buffer->last_overrun = 0;
@@ -2572,6 +2890,8 @@ struct rbn_buffer *rbn_alloc(const struct rbn_config *cfg)
 		if (!buffer->cpu_buffers[cpu])
 			goto free_cpu_buffers;
 	}
+	if (cfg->validate)
+		rbn_set_validate(buffer, true);
 	return buffer;
 
 free_cpu_buffers:
@@ -2593,6 +2913,7 @@ void rbn_free(struct rbn_buffer *buffer)
 
 	if (IS_ERR_OR_NULL(buffer))
 		return;
+	rbn_set_validate(buffer, false);
 	for (cpu = 0; cpu < buffer->nr_cpus; cpu++)
 		rb_free_cpu_buffer(buffer->cpu_buffers[cpu]);
 	rbn_port_free(buffer->cpu_buffers);
@@ -2806,6 +3127,8 @@ int rbn_resize(struct rbn_buffer *buffer, unsigned long size)
 	}
 
 	rb_quiesce(buffer);
+	/* The validator's notes may point to sub-buffers freed below. */
+	atomic_inc(&rb_validate_gen);
 	/*
 	 * With the writers stopped, readers can only free more pages: if
 	 * every CPU has enough now, it still has when we remove them.
@@ -3113,6 +3436,9 @@ int rbn_cpu_stats(struct rbn_buffer *buffer, int cpu,
 	stats->max_depth = READ_ONCE(cpu_buffer->max_depth);
 	stats->recursion = local_read(&cpu_buffer->recursion);
 	stats->pages_touched = local_read(&cpu_buffer->pages_touched);
+	stats->validate_checked = local_read(&cpu_buffer->validate_checked);
+	stats->validate_fail = local_read(&cpu_buffer->validate_fail);
+	stats->validate_skipped = local_read(&cpu_buffer->validate_skipped);
 	return 0;
 }
 

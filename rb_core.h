@@ -147,6 +147,9 @@ enum rbn_label {
 	RBN_LABEL_DISCARD_TAIL,	/* tail and write index read, stamps untouched */
 	RBN_LABEL_DISCARD_STAMP, /* write_stamp cleared, bytes not given back */
 	RBN_LABEL_DISCARD_DONE,	/* given back or left in place, commit not ended */
+	/* the run-time validator (rbn_set_validate()) */
+	RBN_LABEL_VALIDATE_NOTE, /* a slot of the notes taken, not filled */
+	RBN_LABEL_VALIDATE,	/* the outermost commit read the count of notes */
 	RBN_NR_LABELS
 };
 
@@ -194,6 +197,7 @@ const char *rbn_reader_label_name(int label);
  * @nr_cpus:	number of per-CPU buffers; 0 for every possible CPU
  * @abs_ts:	absolute time-stamp mode: every event carries its full time
  *		in an absolute stamp (ftrace's ring_buffer_set_time_stamp_abs())
+ * @validate:	the run-time validator on from the start (rbn_set_validate())
  */
 struct rbn_config {
 	unsigned long size;
@@ -202,6 +206,7 @@ struct rbn_config {
 	u64 (*clock)(void);
 	int nr_cpus;
 	bool abs_ts;
+	bool validate;
 };
 
 /**
@@ -229,6 +234,9 @@ struct rbn_config {
  *			the CPU, stored at that time (RBN_EV_CLOCK_BACK)
  * @discarded:		events reserved, then discarded with rbn_discard():
  *			neither written (an entry) nor lost
+ * @validate_checked:	events the run-time validator found right
+ * @validate_fail:	events it found wrong (rbn_set_validate())
+ * @validate_skipped:	events it could not check
  */
 struct rbn_cpu_stats {
 	u64 entries;
@@ -250,6 +258,9 @@ struct rbn_cpu_stats {
 	u64 pages_touched;
 	u64 ts_clock_back;
 	u64 discarded;
+	u64 validate_checked;
+	u64 validate_fail;
+	u64 validate_skipped;
 };
 
 struct rbn_buffer;
@@ -272,6 +283,8 @@ unsigned long rbn_nr_subbufs(struct rbn_buffer *buffer);
 u64 rbn_clock(struct rbn_buffer *buffer);
 int rbn_set_time_stamp_abs(struct rbn_buffer *buffer, bool abs);
 bool rbn_time_stamp_abs(struct rbn_buffer *buffer);
+int rbn_set_validate(struct rbn_buffer *buffer, bool on);
+bool rbn_validating(struct rbn_buffer *buffer);
 
 struct rbn_event *rbn_reserve(struct rbn_buffer *buffer, unsigned int len);
 void rbn_commit(struct rbn_buffer *buffer, struct rbn_event *event);

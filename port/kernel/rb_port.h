@@ -16,6 +16,7 @@
 #include <linux/jump_label.h>
 #include <linux/mm.h>
 #include <linux/preempt.h>
+#include <linux/printk.h>
 #include <linux/rcupdate.h>
 #include <linux/sched/clock.h>
 #include <linux/slab.h>
@@ -133,6 +134,20 @@ void rbn_hook_call(struct rbn_buffer *buffer, int cpu, int label);
 		if (static_branch_unlikely(&rbn_hook_key))		\
 			rbn_hook_call((buffer), (cpu), (label));	\
 	} while (0)
+
+/*
+ * The run-time validator (rbn_set_validate()): a static key, on while any
+ * buffer validates, so that the write path pays one patched-out jump per
+ * commit when none does. Its reports go to the kernel log.
+ */
+DECLARE_STATIC_KEY_FALSE(rbn_validate_key);
+#define RBN_PORT_DEFINE_VALIDATE_KEY	DEFINE_STATIC_KEY_FALSE(rbn_validate_key)
+#define rbn_port_validating()		static_branch_unlikely(&rbn_validate_key)
+#define rbn_port_validate_get()		static_branch_inc(&rbn_validate_key)
+#define rbn_port_validate_put()		static_branch_dec(&rbn_validate_key)
+#define rbn_port_report(fmt, ...)	pr_err(fmt, ##__VA_ARGS__)
+#define rbn_port_report_ratelimited(fmt, ...)				\
+	pr_err_ratelimited(fmt, ##__VA_ARGS__)
 
 /*
  * The reader's page swap runs with interrupts off under the reader lock:

@@ -148,6 +148,12 @@ static inline void atomic_inc(atomic_t *v)
 { __atomic_add_fetch(&v->counter, 1, __ATOMIC_SEQ_CST); }
 static inline void atomic_dec(atomic_t *v)
 { __atomic_sub_fetch(&v->counter, 1, __ATOMIC_SEQ_CST); }
+static inline int atomic_cmpxchg(atomic_t *v, int old, int new)
+{
+	__atomic_compare_exchange_n(&v->counter, &old, new, false,
+				    __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);
+	return old;
+}
 
 /* Full-barrier compare-and-exchange of a word; returns the old value. */
 #define cmpxchg(ptr, old, new) ({					\
@@ -261,6 +267,25 @@ static inline void rbn_port_synchronize_writers(void)
 	/* Order the caller's record_disabled update before what follows. */
 	smp_mb();
 }
+
+/*
+ * The run-time validator's switch, standing for the kernel's static key:
+ * on while any buffer validates. Its reports are counted, and printed on
+ * stderr when rbn_user_report_print is set.
+ */
+extern int rbn_user_validate_key;
+extern unsigned long rbn_user_reports;
+extern bool rbn_user_report_print;
+#define RBN_PORT_DEFINE_VALIDATE_KEY	int rbn_user_validate_key
+#define rbn_port_validating()						\
+	(__atomic_load_n(&rbn_user_validate_key, __ATOMIC_RELAXED) > 0)
+#define rbn_port_validate_get()						\
+	__atomic_add_fetch(&rbn_user_validate_key, 1, __ATOMIC_SEQ_CST)
+#define rbn_port_validate_put()						\
+	__atomic_sub_fetch(&rbn_user_validate_key, 1, __ATOMIC_SEQ_CST)
+void rbn_port_report(const char *fmt, ...)
+	__attribute__((format(printf, 1, 2)));
+#define rbn_port_report_ratelimited(fmt, ...)	rbn_port_report(fmt, ##__VA_ARGS__)
 
 void rbn_port_warn(const char *file, int line, const char *cond);
 #define RBN_WARN_ON(cond) ({						\

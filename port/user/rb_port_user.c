@@ -2,6 +2,7 @@
 /*
  * rb_port_user.c - state behind the userspace port of rbnest.
  */
+#include <stdarg.h>
 #include <stdio.h>
 
 #include "rb_port.h"
@@ -39,6 +40,29 @@ void rbn_test_set_reader_hook(rbn_test_hook_fn fn, void *arg)
 {
 	rbn_user_reader_hook_arg = arg;
 	__atomic_store_n(&rbn_user_reader_hook, fn, __ATOMIC_RELEASE);
+}
+
+unsigned long rbn_user_reports;
+bool rbn_user_report_print;
+
+/**
+ * rbn_port_report - a line of the run-time validator's report (pr_err())
+ * @fmt:	printf format
+ *
+ * Counted in rbn_user_reports; printed on stderr only when
+ * rbn_user_report_print is set (mutants make millions of them).
+ */
+void rbn_port_report(const char *fmt, ...)
+{
+	va_list ap;
+
+	__atomic_add_fetch(&rbn_user_reports, 1, __ATOMIC_RELAXED);
+	if (!rbn_user_report_print)
+		return;
+	va_start(ap, fmt);
+	fprintf(stderr, "rbnest: ");
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
 }
 
 /**
