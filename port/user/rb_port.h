@@ -276,6 +276,7 @@ static inline void rbn_port_synchronize_writers(void)
 extern int rbn_user_validate_key;
 extern unsigned long rbn_user_reports;
 extern bool rbn_user_report_print;
+extern char rbn_user_mismatches[4096];
 #define RBN_PORT_DEFINE_VALIDATE_KEY	int rbn_user_validate_key
 #define rbn_port_validating()						\
 	(__atomic_load_n(&rbn_user_validate_key, __ATOMIC_RELAXED) > 0)

@@ -4,6 +4,7 @@
  */
 #include <stdarg.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "rb_port.h"
 
@@ -44,19 +45,31 @@ void rbn_test_set_reader_hook(rbn_test_hook_fn fn, void *arg)
 
 unsigned long rbn_user_reports;
 bool rbn_user_report_print;
+char rbn_user_mismatches[4096];
 
 /**
  * rbn_port_report - a line of the run-time validator's report (pr_err())
  * @fmt:	printf format
  *
- * Counted in rbn_user_reports; printed on stderr only when
- * rbn_user_report_print is set (mutants make millions of them).
+ * Counted in rbn_user_reports; the mismatch lines are appended to
+ * rbn_user_mismatches (as far as it holds them; a test empties it);
+ * printed on stderr only when rbn_user_report_print is set (mutants make
+ * millions of them).
  */
 void rbn_port_report(const char *fmt, ...)
 {
 	va_list ap;
 
 	__atomic_add_fetch(&rbn_user_reports, 1, __ATOMIC_RELAXED);
+	/* A mismatch's line (not the dump's): kept for the tests to read. */
+	if (strstr(fmt, ": at ")) {
+		size_t used = strlen(rbn_user_mismatches);
+
+		va_start(ap, fmt);
+		vsnprintf(rbn_user_mismatches + used,
+			  sizeof(rbn_user_mismatches) - used, fmt, ap);
+		va_end(ap);
+	}
 	if (!rbn_user_report_print)
 		return;
 	va_start(ap, fmt);

@@ -145,6 +145,7 @@ struct wl {
 	bool expect_missed;
 	bool expect_extends;
 	bool expect_drops;
+	bool validate;		/* the run-time validator on */
 };
 
 /* What a writer wrote. */
@@ -231,6 +232,7 @@ struct run {
 	u64 rng;
 	unsigned long inject[RBN_NR_LABELS];
 	unsigned long max_depth;
+	unsigned long vchecked, vskipped;	/* the validator's counts */
 
 	struct counts cnt;
 };
@@ -850,6 +852,19 @@ static void final_checks(struct run *r)
 			      who, (unsigned long long)st.dropped);
 		if (st.max_depth > r->max_depth)
 			r->max_depth = st.max_depth;
+		/* The validator: every committed event checked, or skipped. */
+		if (st.validate_fail)
+			failf("%s cpu %d: the validator failed %llu events",
+			      who, cpu, (unsigned long long)st.validate_fail);
+		if (r->wl->validate &&
+		    (st.validate_checked + st.validate_skipped < st.written ||
+		     !st.validate_checked))
+			failf("%s cpu %d: the validator checked %llu and skipped %llu of %llu events",
+			      who, cpu, (unsigned long long)st.validate_checked,
+			      (unsigned long long)st.validate_skipped,
+			      (unsigned long long)st.written);
+		r->vchecked += st.validate_checked;
+		r->vskipped += st.validate_skipped;
 	}
 	/*
 	 * Every refused reserve is one the core counted, and only a
@@ -926,6 +941,7 @@ static bool run_workload(const struct wl *wl, bool by_page, struct run *r)
 		.abs_ts		= wl->abs_ts,
 		.clock		= mock_clock,
 		.nr_cpus	= wl->nr_cpus,
+		.validate	= wl->validate,
 	};
 	unsigned int i, n, data_size;
 	int cpu;
@@ -1127,6 +1143,8 @@ static void want_labels(const struct wl *wl, bool want[RBN_NR_LABELS])
 	want[RBN_LABEL_PAGE_DROP] = wl->expect_drops;
 	for (i = RBN_LABEL_DISCARD; i <= RBN_LABEL_DISCARD_DONE; i++)
 		want[i] = wl->discard_rate;
+	want[RBN_LABEL_VALIDATE_NOTE] = wl->validate;
+	want[RBN_LABEL_VALIDATE] = wl->validate;
 }
 
 static bool want_any(const bool *want, const int *set, unsigned int n)
@@ -1221,6 +1239,9 @@ static void test_workload(const struct wl *wl)
 		   a->cnt.missed_pages, a->cnt.missed_stored,
 		   a->cnt.missed_sum, b->cnt.events, b->cnt.missed_pages,
 		   b->cnt.missed_sum);
+	if (wl->validate)
+		ktap_print("validator: %lu events checked, %lu skipped, 0 failed (both runs)",
+			   a->vchecked + b->vchecked, a->vskipped + b->vskipped);
 	if (a->cnt.kb_ge59 || a->cnt.abs_wrap || wl->clock_start >= TS59 / 2)
 		ktap_print("kbuffer has no 59-bit wrap fix: %lu events >= 2^59 on pages with absolute stamps compared modulo 2^59, %lu of them off by k*2^59; absolute stamps across a 2^59 step: %lu",
 			   a->cnt.kb_ge59, a->cnt.kb_off59, a->cnt.abs_wrap);
@@ -1411,13 +1432,13 @@ static const struct wl workloads[] = {
 		.drain_every = 7,
 	},
 	{
-		.name = "c: nested writers at every label",
+		.name = "c: nested writers at every label, validator on",
 		.order = 0, .nr_cpus = 2, .pages = 512,
 		.clock_start = 5000, .clock_step = 100,
 		.nr_events = 6000, .len = len_mix,
 		.nest_rate = 30, .nest_depth = 3, .nest_label = NO_LABEL,
 		.discard_rate = 7,
-		.drain_every = 1000, .full_first = true,
+		.drain_every = 1000, .full_first = true, .validate = true,
 	},
 	{
 		.name = "c: nested writers, clock jumps of 2^27 (slow-path extends)",
@@ -1524,14 +1545,14 @@ static const struct wl workloads[] = {
 		.drain_every = 1000, .full_first = true,
 	},
 	{
-		.name = "h: absolute mode, overwrite, clock crossing 2^59",
+		.name = "h: absolute mode, overwrite, clock crossing 2^59, validator on",
 		.order = 1, .abs_ts = true, .overwrite = true, .nr_cpus = 2,
 		.pages = 8, .clock_start = (1ULL << 59) - 3000000,
 		.clock_step = 100,
 		.nr_events = 12000, .len = len_mix,
 		.nest_rate = 30, .nest_depth = 3, .nest_label = NO_LABEL,
 		.discard_rate = 7,
-		.drain_every = 3000,
+		.drain_every = 3000, .validate = true,
 	},
 };
 

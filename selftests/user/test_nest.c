@@ -130,6 +130,7 @@ struct bounds {
 	bool quick;
 	bool discards;		/* one writer of a plan may discard */
 	bool abs_ts;		/* absolute time-stamp mode */
+	bool validate;		/* the run-time validator on */
 };
 
 struct family {
@@ -146,6 +147,8 @@ struct family {
 	unsigned long label_writer[NEST_NR_LABELS];
 	unsigned long label_reader[NEST_NR_LABELS];
 	unsigned long refused, dropped, discarded;
+	/* validate: the validator's counts, summed */
+	unsigned long vchecked, vskipped, vfail;
 	bool root_discard;	/* the root of every plan discards */
 	/* (label, depth, position, clock) combinations exercised */
 	unsigned char combo[NEST_NR_LABELS][MAX_WRITERS + 1][NR_POS][NR_CLK];
@@ -157,6 +160,8 @@ struct family {
 };
 
 static struct nest_ctx ctx;
+/* RBN_NEST_VALIDATOR_ONLY=1: the validate families alone, judged by it. */
+static bool validator_only;
 static unsigned long all_label_writer[NEST_NR_LABELS];
 
 static unsigned int subbuf_room(struct family *f)
@@ -502,6 +507,7 @@ static int run_plan(struct family *f, const struct nest_plan *p, int clk,
 {
 	struct rbn_cpu_stats st0, st;
 	int readers, jump, writes, discards;
+	unsigned long vfailed = 0;
 	u64 base, jv;
 	bool ok = true;
 
@@ -547,6 +553,33 @@ static int run_plan(struct family *f, const struct nest_plan *p, int clk,
 		ok = false;
 	}
 	f->discarded += ctx.nr_discarded;
+	if (f->b.validate) {
+		unsigned long written = st.written - st0.written;
+		unsigned long checked = st.validate_checked - st0.validate_checked;
+		unsigned long skipped = st.validate_skipped - st0.validate_skipped;
+		unsigned long vfail = st.validate_fail - st0.validate_fail;
+
+		f->vchecked += checked;
+		f->vskipped += skipped;
+		f->vfail += vfail;
+		/*
+		 * Every event committed, and every one discarded in place,
+		 * was checked or counted skipped; none failed.
+		 */
+		if (vfail && (ok || validator_only)) {
+			snprintf(ctx.err, sizeof(ctx.err),
+				 "the validator failed %lu events (checked %lu, skipped %lu)",
+				 vfail, checked, skipped);
+			ok = false;
+		} else if (ok && (checked + skipped < written ||
+				  checked + skipped > written + ctx.nr_discarded)) {
+			snprintf(ctx.err, sizeof(ctx.err),
+				 "the validator checked %lu and skipped %lu of %lu written and %u discarded events",
+				 checked, skipped, written, ctx.nr_discarded);
+			ok = false;
+		}
+		vfailed = vfail;
+	}
 	if (ok && ctx.drop_planned &&
 	    ctx.refused != (st.dropped - st0.dropped) +
 			   (st.commit_overrun - st0.commit_overrun)) {
@@ -593,6 +626,8 @@ static int run_plan(struct family *f, const struct nest_plan *p, int clk,
 		ok = false;
 	}
 
+	if (validator_only && !vfailed)
+		ok = true;
 	f->scenarios++;
 	f->by_pos[f->pos]++;
 	f->by_clk[clk]++;
@@ -767,6 +802,9 @@ static void print_family(struct family *f)
 	if (f->discarded)
 		ktap_print("  events discarded %lu (stats.discarded agreed in every scenario)",
 			   f->discarded);
+	if (f->b.validate)
+		ktap_print("  validator: %lu events checked, %lu skipped, %lu failed",
+			   f->vchecked, f->vskipped, f->vfail);
 	for (pos = 0; pos < NR_POS; pos++)
 		if (f->by_pos[pos])
 			ktap_print("  position %-18s %lu", f->overwrite ?
@@ -813,6 +851,7 @@ static struct family *new_family(const char *name, bool overwrite, int ring,
 	struct rbn_config cfg = {
 		.size = size, .clock = nest_clock, .nr_cpus = 1,
 		.overwrite = overwrite, .abs_ts = b.abs_ts,
+		.validate = b.validate,
 	};
 
 	if (!f)
@@ -895,10 +934,18 @@ static bool family_nest(const char *name, struct bounds b, int roots)
 	f->refused += full->refused;
 	f->dropped += full->dropped;
 	f->discarded += full->discarded;
+	f->vchecked += full->vchecked;
+	f->vskipped += full->vskipped;
+	f->vfail += full->vfail;
 	print_family(f);
 	print_paths_since(paths0, events0);
 	ok = f->failed == 0 && f->scenarios > 0 && full->dropped > 0 &&
-	     ctx.paths[6] > paths0[6] && (!b.discards || f->discarded > 0);
+	     ctx.paths[6] > paths0[6] && (!b.discards || f->discarded > 0) &&
+	     (!b.validate || f->vchecked > 0);
+	if (b.validate && !f->vchecked)
+		ktap_print("  the validator checked nothing");
+	if (validator_only)
+		ok = !f->failed;
 	if (!full->dropped)
 		ktap_print("  the full ring refused nothing");
 	if (ctx.paths[6] == paths0[6])
@@ -943,9 +990,13 @@ static bool family_overwrite(const char *name, struct bounds b, int first_ring,
 		rbn_free_read_page(f->buffer, 0, ctx.page);
 		ctx.page = NULL;
 		print_family(f);
-		if (f->failed || !f->scenarios || !f->overrun ||
-		    (b.discards && !f->discarded))
+		if (validator_only ? f->failed :
+		    f->failed || !f->scenarios || !f->overrun ||
+		    (b.discards && !f->discarded) ||
+		    (b.validate && !f->vchecked))
 			ok = false;
+		if (b.validate && !f->vchecked)
+			ktap_print("  the validator checked nothing");
 		if (!f->overrun)
 			ktap_print("  nothing was overwritten");
 		if (b.discards && !f->discarded)
@@ -994,12 +1045,45 @@ int main(void)
 	};
 	/* The same in absolute time-stamp mode. */
 	struct bounds abs_bounds = discard_bounds;
+	/* The discard families with the run-time validator on. */
+	struct bounds val_bounds = discard_bounds;
 
 	abs_bounds.abs_ts = true;
+	val_bounds.validate = true;
 	nest_cur = &ctx;
 	rbn_user_nr_cpus = 1;
+	validator_only = getenv("RBN_NEST_VALIDATOR_ONLY") &&
+			 atoi(getenv("RBN_NEST_VALIDATOR_ONLY"));
 
-	ktap_start(7);
+	if (validator_only) {
+		/*
+		 * What the validator catches on its own (make mutants
+		 * VALIDATOR=1): a scenario fails only when it reported an
+		 * event, whatever else went wrong.
+		 */
+		struct bounds val_abs_bounds = val_bounds;
+		struct bounds val_nest_bounds = nest_bounds;
+
+		val_abs_bounds.abs_ts = true;
+		val_nest_bounds.validate = true;
+		ktap_start(6);
+		ktap_result(family_nest("nest validate", val_nest_bounds, 1),
+			    "nest_exhaustive_validate");
+		ktap_result(family_overwrite("overwrite nest validate",
+					     val_nest_bounds, 2, 1),
+			    "nest_overwrite_readers_validate");
+		ktap_result(family_nest("validate", val_bounds, 2),
+			    "nest_validate");
+		ktap_result(family_overwrite("overwrite validate", val_bounds,
+					     3, 2), "nest_overwrite_validate");
+		ktap_result(family_nest("absolute validate", val_abs_bounds, 2),
+			    "nest_absolute_validate");
+		ktap_result(family_overwrite("overwrite absolute validate",
+					     val_abs_bounds, 3, 2),
+			    "nest_overwrite_absolute_validate");
+		return ktap_finish();
+	}
+	ktap_start(9);
 	ktap_print("plans of 1 to 4 writers (depth up to 4), 0-2 interrupts per writer at any of the points of %d labels (%d of the reader's swap) the code reaches%s",
 		   NEST_NR_LABELS, RBN_NR_READER_LABELS,
 		   quick ? ", quick sample of 4-writer plans" : "");
@@ -1013,6 +1097,9 @@ int main(void)
 	ktap_result(family_nest("absolute", abs_bounds, 2), "nest_absolute");
 	ktap_result(family_overwrite("overwrite absolute", abs_bounds, 3, 2),
 		    "nest_overwrite_absolute");
+	ktap_result(family_nest("validate", val_bounds, 2), "nest_validate");
+	ktap_result(family_overwrite("overwrite validate", val_bounds, 3, 2),
+		    "nest_overwrite_validate");
 	ktap_result(labels_reached(), "nest_every_label_reached");
 	return ktap_finish();
 }

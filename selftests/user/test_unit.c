@@ -3569,8 +3569,8 @@ static void t_label_names(void)
 		;
 	CHECK(a == RBN_NR_LABELS, "%d names before the first NULL, RBN_NR_LABELS %d",
 	      a, RBN_NR_LABELS);
-	CHECK(RBN_LABEL_DISCARD_DONE == RBN_NR_LABELS - 1, "last label %d",
-	      RBN_LABEL_DISCARD_DONE);
+	CHECK(RBN_LABEL_VALIDATE == RBN_NR_LABELS - 1, "last label %d",
+	      RBN_LABEL_VALIDATE);
 	CHECK(!strcmp(rbn_label_name(RBN_LABEL_CONTEXT), "context") &&
 	      !strcmp(rbn_label_name(RBN_LABEL_A_TAIL), "a_tail") &&
 	      !strcmp(rbn_label_name(RBN_LABEL_F_WRITE), "f_write") &&
@@ -3837,6 +3837,416 @@ static void t_discard(void)
 	rbn_free(b);
 }
 
+/* ------------------------------------------------------------------ */
+/* The run-time validator                                             */
+/* ------------------------------------------------------------------ */
+
+/* An event reserved (and filled) at context level @ctx, not committed. */
+static struct rbn_event *vres(struct rbn_buffer *b, int ctx,
+			      unsigned int len, u32 seq)
+{
+	struct rbn_event *ev;
+
+	rbn_user_context = ctx;
+	ev = rbn_reserve(b, len);
+	if (ev)
+		make_payload(rbn_event_data(ev), len, seq);
+	return ev;
+}
+
+static void vcommit(struct rbn_buffer *b, int ctx, struct rbn_event *ev)
+{
+	rbn_user_context = ctx;
+	if (ev)
+		rbn_commit(b, ev);
+	rbn_user_context = 0;
+}
+
+/* The validator's counts of CPU 0 since @st0. */
+struct vcounts {
+	u64 checked, fail, skipped;
+};
+
+static struct vcounts vdiff(struct rbn_buffer *b, const struct rbn_cpu_stats *st0)
+{
+	struct rbn_cpu_stats st = get_stats(b, 0);
+
+	return (struct vcounts){
+		st.validate_checked - st0->validate_checked,
+		st.validate_fail - st0->validate_fail,
+		st.validate_skipped - st0->validate_skipped,
+	};
+}
+
+/* Two writers injected at labels of the outer one: the sandwich. */
+struct vsand {
+	int label[2];
+	u64 ts[2];
+	int done;
+};
+
+static void vsand_hook(struct rbn_buffer *b, int cpu, int label, void *arg)
+{
+	struct vsand *v = arg;
+	u64 saved = mock_now;
+	int ctx = rbn_user_context;
+
+	(void)cpu;
+	if (v->done >= 2 || label != v->label[v->done])
+		return;
+	mock_now = v->ts[v->done++];
+	rbn_user_context = 1;
+	wr(b, 40, 100 + v->done);
+	rbn_user_context = ctx;
+	mock_now = saved;
+}
+
+/*
+ * What the validator checks, each on a buffer of its own with the event
+ * broken before its commit as a broken write path would leave it: the
+ * time differs (and the first failure of a buffer dumps its sub-buffer,
+ * the next ones only say so), a zero delta later than its writer's time,
+ * an entry before the event that runs it off its place, past the write
+ * index or up to the write index, an event that is not data, a discarded
+ * one that is not padding, an absolute stamp that goes back. And what it
+ * does not: a buffer that does not validate, notes beyond its log, a
+ * switch off in the middle of a commit, a stale note after a switch.
+ */
+static void t_validate(void)
+{
+	struct rbn_buffer *b, *quiet;
+	struct rbn_event *o, *n1, *n2;
+	struct rbn_cpu_stats st0;
+	struct vsand vs = { .label = { RBN_LABEL_B, RBN_LABEL_SLOW_SET } };
+	struct vcounts v;
+	unsigned long r0, r1, r2;
+	unsigned int i;
+
+	/* clean: an outer event with two nested ones, then 20 more */
+	b = mkbuf(4, 0, false, 1);
+	quiet = mkbuf(4, 0, false, 1);
+	if (!b || !quiet)
+		goto out;
+	CHECK(!rbn_validating(b) && rbn_set_validate(NULL, true) == -EINVAL,
+	      "off by default, NULL refused");
+	CHECK(rbn_set_validate(b, true) == 0 && rbn_set_validate(b, true) == 0 &&
+	      rbn_validating(b) && rbn_user_validate_key == 1,
+	      "switched on (twice): the key taken %d times", rbn_user_validate_key);
+	st0 = get_stats(b, 0);
+	mock_now = 1000;
+	o = vres(b, 0, 24, 1);
+	mock_now = 1100;
+	n1 = vres(b, 1, 40, 2);
+	vcommit(b, 1, n1);
+	n1 = vres(b, 1, 16, 3);
+	vcommit(b, 1, n1);
+	mock_now = 1200;
+	vcommit(b, 0, o);
+	for (i = 0; i < 20; i++) {
+		mock_now += 10;
+		wr(b, 8 + 4 * i, 10 + i);
+		mock_now += 10;
+		wr(quiet, 8, i);
+	}
+	v = vdiff(b, &st0);
+	CHECK(v.checked == 23 && !v.fail && !v.skipped && !rbn_user_reports,
+	      "clean: checked %" PRIu64 " failed %" PRIu64 " skipped %" PRIu64 ", reports %lu",
+	      v.checked, v.fail, v.skipped, rbn_user_reports);
+	CHECK(!get_stats(quiet, 0).validate_checked,
+	      "a buffer that does not validate: %" PRIu64 " checked",
+	      get_stats(quiet, 0).validate_checked);
+
+	/* the time differs: counted, reported, and dumped the first time */
+	rbn_user_mismatches[0] = 0;
+	o = vres(b, 0, 24, 40);
+	if (o)
+		o->time_delta ^= 1;
+	vcommit(b, 0, o);
+	v = vdiff(b, &st0);
+	r1 = rbn_user_reports;
+	CHECK(v.fail == 1 && r1 >= 4, "time differs: failed %" PRIu64 ", %lu report lines (want 1, a line and a dump)",
+	      v.fail, r1);
+	CHECK(strstr(rbn_user_mismatches, "time differs from its writer's"),
+	      "the line says why");
+	rbn_reset(b);
+	o = vres(b, 0, 24, 41);
+	if (o)
+		o->time_delta ^= 2;
+	vcommit(b, 0, o);
+	r2 = rbn_user_reports;
+	CHECK(get_stats(b, 0).validate_fail == 1 && r2 == r1 + 1,
+	      "second failure: %" PRIu64 " failed, %lu more report lines (want 1 and 1: no dump again)",
+	      get_stats(b, 0).validate_fail, r2 - r1);
+	/* switched off and on: the next failure dumps again */
+	rbn_set_validate(b, false);
+	rbn_set_validate(b, true);
+	rbn_reset(b);
+	o = vres(b, 0, 24, 42);
+	if (o)
+		o->time_delta ^= 1;
+	vcommit(b, 0, o);
+	CHECK(rbn_user_reports >= r2 + 4,
+	      "failure after a switch: %lu more report lines (want a line and a dump)",
+	      rbn_user_reports - r2);
+	rbn_free(b);
+
+	/*
+	 * An entry before the event made longer: over the next event, past
+	 * the write index, up to the write index.
+	 */
+	for (i = 0; i < 3; i++) {
+		static const char * const what[] = {
+			"an entry over the next one", "an entry past the write index",
+			"an entry up to the write index"
+		};
+		static const char * const why[] = {
+			"not where it was reserved", "an entry runs past the write index",
+			"not found below the write index"
+		};
+		/* n2 fails; n1, n2 and n3; n2 and n3 */
+		static const unsigned int fails[] = { 1, 3, 2 };
+		struct rbn_event *n3;
+
+		b = mkbuf(4, 0, false, 1);
+		if (!b || rbn_set_validate(b, true))
+			goto out;
+		mock_now = 5000;
+		wr(b, 16, 1);
+		st0 = get_stats(b, 0);
+		rbn_user_mismatches[0] = 0;
+		o = vres(b, 0, 24, 2);
+		n1 = vres(b, 1, 200, 3);	/* type_len 0: array[0] is its length */
+		vcommit(b, 1, n1);
+		n2 = vres(b, 1, 16, 4);
+		vcommit(b, 1, n2);
+		n3 = vres(b, 1, 16, 5);
+		vcommit(b, 1, n3);
+		if (n1 && n2 && n3)
+			n1->array[0] += i == 0 ? rbn_event_length(n2) :
+				i == 1 ? 4096 :
+				rbn_event_length(n2) + rbn_event_length(n3);
+		vcommit(b, 0, o);
+		v = vdiff(b, &st0);
+		/* The outer event lies before n1 and decodes. */
+		CHECK(v.fail == fails[i] && v.checked == 4 - fails[i],
+		      "%s: failed %" PRIu64 " (want %u), checked %" PRIu64,
+		      what[i], v.fail, fails[i], v.checked);
+		CHECK(strstr(rbn_user_mismatches, why[i]), "%s: the lines say '%s'",
+		      what[i], why[i]);
+		rbn_free(b);
+	}
+
+	/* not a data event, and a discarded event that is not padding */
+	b = mkbuf(4, 0, false, 1);
+	if (!b || rbn_set_validate(b, true))
+		goto out;
+	mock_now = 7000;
+	st0 = get_stats(b, 0);
+	rbn_user_mismatches[0] = 0;
+	o = vres(b, 0, 24, 1);
+	if (o) {
+		o->array[0] = rbn_event_length(o) - 4;
+		o->type_len = RBN_TYPE_PADDING;
+	}
+	vcommit(b, 0, o);
+	v = vdiff(b, &st0);
+	CHECK(v.fail == 1 && strstr(rbn_user_mismatches, "not a data event"),
+	      "data turned padding: failed %" PRIu64, v.fail);
+	rbn_user_mismatches[0] = 0;
+	rbn_reset(b);
+	st0 = get_stats(b, 0);
+	o = vres(b, 0, 24, 2);
+	n1 = vres(b, 1, 24, 3);
+	n2 = vres(b, 2, 24, 4);
+	vcommit(b, 2, n2);
+	rbn_user_context = 1;
+	if (n1)
+		rbn_discard(b, n1);	/* n2 behind it: left in place */
+	if (n1)
+		n1->type_len = 6;	/* 24 bytes of data again */
+	vcommit(b, 0, o);
+	v = vdiff(b, &st0);
+	CHECK(v.fail == 1 && v.checked == 2 &&
+	      strstr(rbn_user_mismatches, "discarded but not padding"),
+	      "discarded in place, turned data: failed %" PRIu64 ", checked %" PRIu64,
+	      v.fail, v.checked);
+	rbn_free(b);
+
+	/* the sandwich: a zero delta later than the writer's time */
+	for (i = 0; i < 2; i++) {
+		b = mkbuf(4, 0, false, 1);
+		if (!b || rbn_set_validate(b, true))
+			goto out;
+		mock_now = 9000;
+		wr(b, 16, 1);
+		st0 = get_stats(b, 0);
+		vs.done = 0;
+		rbn_user_mismatches[0] = 0;
+		vs.ts[0] = 9200;
+		vs.ts[1] = 9300;
+		mock_now = 9100;
+		rbn_test_set_hook(vsand_hook, &vs);
+		o = vres(b, 0, 24, 2);
+		rbn_test_set_hook(NULL, NULL);
+		CHECK(o && (rbn_event_flags(b, o) & RBN_EV_ZERO_DELTA),
+		      "sandwiched: flags 0x%x", o ? rbn_event_flags(b, o) : 0);
+		if (o && i)
+			o->time_delta = 150;	/* 9350: later than 9100 */
+		vcommit(b, 0, o);
+		v = vdiff(b, &st0);
+		/*
+		 * With a delta, the event after it (the second interrupt's,
+		 * whose delta counts from the sandwich's time) is later
+		 * than its writer's time too.
+		 */
+		CHECK(v.fail == 2 * i && v.checked == 3 - 2 * i,
+		      "sandwich%s: failed %" PRIu64 ", checked %" PRIu64,
+		      i ? " with a delta" : "", v.fail, v.checked);
+		CHECK(!i || (strstr(rbn_user_mismatches, "zero delta later than its writer's time") &&
+			     strstr(rbn_user_mismatches, "time differs from its writer's")),
+		      "sandwich with a delta: the lines say why");
+		rbn_free(b);
+	}
+
+	/* absolute mode: a stamp that goes back */
+	b = mkbuf(4, 0, false, 1);
+	if (b)
+		rbn_free(b);
+	{
+		struct rbn_config cfg = {
+			.size = 4 * 4080, .clock = mock_clock, .nr_cpus = 1,
+			.abs_ts = true, .validate = true,
+		};
+
+		b = rbn_alloc(&cfg);
+	}
+	if (IS_ERR_OR_NULL(b)) {
+		CHECK(0, "absolute-mode buffer");
+		goto out_quiet;
+	}
+	CHECK(rbn_validating(b), "config flag: validating from the start");
+	mock_now = 20000;
+	wr(b, 16, 1);
+	st0 = get_stats(b, 0);
+	mock_now = 20100;
+	rbn_user_mismatches[0] = 0;
+	o = vres(b, 0, 24, 2);
+	/* the absolute stamp in front of it, 100 ns before the last event */
+	if (o)
+		((struct rbn_event *)((char *)o - 8))->time_delta -= 200;
+	vcommit(b, 0, o);
+	v = vdiff(b, &st0);
+	CHECK(v.fail == 1 && strstr(rbn_user_mismatches, "time went backwards"),
+	      "absolute stamp gone back: failed %" PRIu64, v.fail);
+	rbn_free(b);
+
+	/* notes beyond the log, a switch in the middle of a commit */
+	b = mkbuf(8, 0, false, 1);
+	if (!b || rbn_set_validate(b, true))
+		goto out_quiet;
+	mock_now = 30000;
+	st0 = get_stats(b, 0);
+	o = vres(b, 0, 24, 1);
+	for (i = 0; i < 40; i++) {
+		n1 = vres(b, 1, 16, 10 + i);
+		vcommit(b, 1, n1);
+	}
+	vcommit(b, 0, o);
+	v = vdiff(b, &st0);
+	CHECK(v.checked == 32 && v.skipped == 9 && !v.fail,
+	      "41 events in one commit: checked %" PRIu64 " (want 32), skipped %" PRIu64 " (want 9)",
+	      v.checked, v.skipped);
+	/*
+	 * Switched off in the middle of a commit, while another buffer
+	 * keeps the static key on: the notes taken before are dropped.
+	 */
+	rbn_set_validate(quiet, true);
+	st0 = get_stats(b, 0);
+	o = vres(b, 0, 24, 60);
+	n1 = vres(b, 1, 16, 61);
+	vcommit(b, 1, n1);
+	rbn_set_validate(b, false);
+	vcommit(b, 0, o);
+	wr(b, 16, 62);
+	rbn_set_validate(quiet, false);
+	v = vdiff(b, &st0);
+	CHECK(!v.checked && !v.fail, "switched off in a commit: checked %" PRIu64,
+	      v.checked);
+	rbn_free(b);
+
+	/*
+	 * A writer nested in the publishing itself: the commit publishes
+	 * its event before it is checked, and it is counted skipped, not
+	 * decoded (a reader may have its sub-buffer by then).
+	 */
+	b = mkbuf(4, 0, false, 1);
+	if (!b || rbn_set_validate(b, true))
+		goto out_quiet;
+	{
+		struct nest nw = {
+			.label = RBN_LABEL_COMMIT_WRITE, .count = 1, .ctx = 1,
+			.len = 16, .seq = 2, .ts = 50100, .after = 50200,
+		};
+
+		mock_now = 50000;
+		st0 = get_stats(b, 0);
+		o = vres(b, 0, 24, 1);
+		rbn_test_set_hook(nest_hook, &nw);
+		vcommit(b, 0, o);
+		rbn_test_set_hook(NULL, NULL);
+		wr(b, 16, 3);
+		v = vdiff(b, &st0);
+		CHECK(nw.done == 1 && !nw.ret && v.checked == 2 && v.skipped == 1 &&
+		      !v.fail,
+		      "a writer nested in the publishing (%d): checked %" PRIu64 " skipped %" PRIu64 " failed %" PRIu64 " (want 2 1 0)",
+		      nw.done, v.checked, v.skipped, v.fail);
+	}
+	rbn_free(b);
+
+	/*
+	 * A note left by a switch off: its event is published unchecked,
+	 * and once the ring went round, its sub-buffer is the commit page
+	 * again with other events. Switched on again, it is not read (a
+	 * decode there would find nothing where it points).
+	 */
+	b = mkbuf(4, 0, true, 1);
+	if (!b || rbn_set_validate(b, true))
+		goto out_quiet;
+	mock_now = 40000;
+	wr(b, 16, 1);
+	o = vres(b, 0, 24, 2);
+	n1 = vres(b, 1, 16, 3);
+	vcommit(b, 1, n1);
+	rbn_set_validate(b, false);
+	vcommit(b, 0, o);
+	st0 = get_stats(b, 0);
+	for (i = 0; i < 10000 &&
+	     get_stats(b, 0).pages_touched < st0.pages_touched + 4; i++)
+		wr(b, 16, 10 + i);
+	rbn_set_validate(b, true);
+	st0 = get_stats(b, 0);
+	wr(b, 16, 20000);
+	v = vdiff(b, &st0);
+	CHECK(v.checked == 1 && !v.fail && v.skipped == 1,
+	      "a stale note after the ring went round (%u events): checked %" PRIu64 " failed %" PRIu64 " skipped %" PRIu64 " (want 1 0 1)",
+	      i, v.checked, v.fail, v.skipped);
+	rbn_free(b);
+	b = NULL;
+	r0 = rbn_user_reports;
+	ktap_print("validator: clean events checked, every kind of break counted (%lu report lines), buffers without it untouched, notes past the log skipped, switches honoured",
+		   r0);
+out_quiet:
+	rbn_free(quiet);
+	rbn_user_context = 0;
+	rbn_test_set_hook(NULL, NULL);
+	CHECK(!rbn_user_validate_key, "every buffer freed: the key still taken %d times",
+	      rbn_user_validate_key);
+	return;
+out:
+	rbn_free(b);
+	goto out_quiet;
+}
+
 static const struct tcase cases[] = {
 	{ "header_layout", t_header_layout },
 	{ "missed_count_exact_fit", t_missed_count_exact_fit },
@@ -3854,6 +4264,7 @@ static const struct tcase cases[] = {
 	{ "abs_59bit", t_abs_59bit },
 	{ "abs_mode", t_abs_mode },
 	{ "discard", t_discard },
+	{ "validate", t_validate },
 	{ "big_clock", t_big_clock },
 	{ "clock_back_fast", t_clock_back_fast },
 	{ "clock_back_nmi", t_clock_back_nmi },
