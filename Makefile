@@ -44,6 +44,9 @@
 #                     the userspace tests, MUTANT_JOBS (default nproc) at
 #                     once; MUTANTS="a b" runs only those, MUTANT_TESTS=
 #                     "test_unit ..." only those tests (scripts/mutants.py)
+#   make mutants-validator
+#                     what the run-time validator alone catches of them
+#                     (a measurement, not a test)
 #   make clean
 #
 # tools/rbtrace/rbtrace (check and report rbnest recordings) is built by
@@ -133,7 +136,7 @@ JOBS		= $(if $(filter -j%,$(MAKEFLAGS)),,-j$(shell nproc 2>/dev/null || echo 1))
 	coverage deps clean fuzz fuzz-build fuzz-smoke \
 	$(addprefix tests-,$(VARIANTS)) \
 	vm-check module-for module-matrix fail-nth check-debug vm-parallel soak \
-	mutants
+	mutants mutants-validator
 
 all: user-lib tests-user rbtrace fail-nth
 
@@ -475,6 +478,14 @@ mutants:
 		--out $(BUILD)/mutants \
 		$(if $(strip $(MUTANT_TESTS)),--tests "$(MUTANT_TESTS)") \
 		$(MUTANTS)
+
+# What the run-time validator catches by itself: every mutant against
+# test_nest's validate families, a scenario failing only when the
+# validator reported (a measurement: about 30 minutes on 2 CPUs).
+mutants-validator:
+	@$(PYTHON) scripts/mutants.py --report --jobs $(MUTANT_JOBS) \
+		--out $(BUILD)/mutants-validator --tests test_nest \
+		--env "RBN_NEST_QUICK=1 RBN_NEST_VALIDATOR_ONLY=1" $(MUTANTS)
 
 # ---- run -----------------------------------------------------------------
 

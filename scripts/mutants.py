@@ -63,6 +63,13 @@ Environment (the options override it):
   MUTANT_TIMEOUT_MIN     ... but at least this many seconds (120)
   MUTANT_EARLY           1: a new "# FAIL" diagnostic kills (default 1)
   MUTANT_KEEP            1: keep each mutant's scratch tree
+
+--report makes it a measurement: every judged mutant is an ok case, and
+the summary counts the mutants caught by a check of the tests (a case
+that failed, or a FAIL diagnostic), those killed otherwise (a warning of
+the core, a crash, a hang) and the survivors. make mutants-validator
+runs it on test_nest's validate families judged by the run-time
+validator alone (RBN_NEST_VALIDATOR_ONLY=1).
 """
 
 import argparse
@@ -498,6 +505,10 @@ def main():
                     default=(e("MUTANT_KEEP") or "0") != "0")
     ap.add_argument("--check", action="store_true",
                     help="only check the list against the core")
+    ap.add_argument("--report", action="store_true",
+                    help="a measurement, not a gate: count what the tests "
+                    "catch by a check of their own, what is killed "
+                    "otherwise and what survives; fail only on errors")
     opts = ap.parse_args()
     opts.root = os.path.abspath(opts.root)
     opts.out = os.path.abspath(opts.out or os.path.join(opts.root, "build", "mutants"))
@@ -604,6 +615,7 @@ def main():
     passed = 0 if base_bad else 1
     failed = 1 if base_bad else 0
     killed = survived = errors = 0
+    caught = []
     table = []
     for i, m in enumerate(mutants, 2):
         r = results[m.name]
@@ -625,6 +637,10 @@ def main():
             ok = False
             desc = ("list error: " if r.why.startswith("does not build")
                     else "not judged: ") + r.why
+        if r.status == "killed" and r.why.startswith(("case ", "diagnostic")):
+            caught.append(m.name)
+        if opts.report:
+            ok = r.status in ("killed", "survived")
         passed += ok
         failed += not ok
         say("%s %d %s # %s" % ("ok" if ok else "not ok", i, m.name, desc))
@@ -636,6 +652,13 @@ def main():
     say("# results:", *table)
     equiv = sum(1 for m in mutants if m.equivalent is not None and
                 results[m.name].status == "survived")
+    if opts.report:
+        say("# caught by a check of the tests (a failed case or a FAIL "
+            "diagnostic): %d of %d; killed otherwise (the core warned, "
+            "crashed, hung): %d; survived: %d" %
+            (len(caught), len(mutants), killed - len(caught), survived),
+            "# survived: " + " ".join(m.name for m in mutants
+                                      if results[m.name].status == "survived"))
     say("# killed %d of %d (%d survived, %d of them listed as equivalent; "
         "%d not judged: did not build or stopped from outside)" %
         (killed, len(mutants), survived, equiv, errors),
