@@ -49,6 +49,10 @@ static char *clock_param = "local";
 module_param_named(trace_clock, clock_param, charp, 0444);
 MODULE_PARM_DESC(trace_clock, "Time source: local (default), global, mono or boot");
 
+static bool validate_param;
+module_param_named(validate, validate_param, bool, 0444);
+MODULE_PARM_DESC(validate, "Check every event's time at its outermost commit from the start (default off; the validate file switches it)");
+
 static char *ts_mode_param = "delta";
 module_param_named(timestamp_mode, ts_mode_param, charp, 0444);
 MODULE_PARM_DESC(timestamp_mode, "Time stamps: delta (default), or absolute (a full stamp on every event)");
@@ -402,10 +406,27 @@ static int rbn_percent_set(unsigned long val)
 	return 0;
 }
 
+static unsigned long rbn_validate_get(void)
+{
+	return rbn_validating(rbn_buf);
+}
+
+/* The static key is switched in here: text patching, task context. */
+static int rbn_validate_set(unsigned long val)
+{
+	int ret;
+
+	mutex_lock(&rbn_ctl_mutex);
+	ret = rbn_set_validate(rbn_buf, val);
+	mutex_unlock(&rbn_ctl_mutex);
+	return ret;
+}
+
 static struct rbn_int_file rbn_int_files[] = {
 	{ "buffer_size_kb", 1, RBN_MAX_SIZE_KB, rbn_size_get, rbn_size_set },
 	{ "tracing_on", 0, 1, rbn_on_get, rbn_on_set },
 	{ "buffer_percent", 0, 100, rbn_percent_get, rbn_percent_set },
+	{ "validate", 0, 1, rbn_validate_get, rbn_validate_set },
 };
 
 /* trace_clock */
@@ -610,6 +631,9 @@ static int rbn_stats_show(struct seq_file *m, void *v)
 	RBN_STAT(pages_touched);
 	RBN_STAT(ts_clock_back);
 	RBN_STAT(discarded);
+	RBN_STAT(validate_checked);
+	RBN_STAT(validate_fail);
+	RBN_STAT(validate_skipped);
 #undef RBN_STAT
 	return 0;
 }
@@ -743,6 +767,7 @@ static int __init rbnest_init(void)
 		return ret;
 	}
 	cfg.abs_ts = ret;
+	cfg.validate = validate_param;
 	cfg.size = buffer_size_kb * 1024;
 	cfg.order = subbuf_order;
 	/*
@@ -802,6 +827,9 @@ static int __init rbnest_init(void)
 	pr_info("%d CPUs, %lu sub-buffers of %u bytes per CPU, clock %s%s\n",
 		rbn_nr_cpus(buf), rbn_nr_subbufs(buf), rbn_subbuf_size(buf),
 		rbn_clock_names[rbn_clock_id], overwrite ? ", overwrite" : "");
+#ifdef RBN_TESTONLY
+	pr_warn("test-only build: its paths corrupt events on request\n");
+#endif
 	return 0;
 
 err_remove_files:

@@ -148,6 +148,55 @@ static const struct kernel_param_ops rbn_discard_every_ops = {
 module_param_cb(discard_every, &rbn_discard_every_ops, &discard_every, 0644);
 MODULE_PARM_DESC(discard_every, "Discard every Nth event reserved on a CPU instead of committing it, by every writer at every depth, 0..1000000 (default 0: never); read at every event");
 
+#ifdef RBN_TESTONLY
+/*
+ * Test-only (built with "make module RBN_TESTONLY=y", never otherwise):
+ * validate_corrupt=N makes the next N samples with an exact time (no zero
+ * delta) get their header's time delta changed by one between reserve
+ * and commit, as a broken write path would store it. The run-time
+ * validator must count each of them in validate_fail. Reads what is
+ * left of N.
+ */
+static atomic_t rbn_corrupt_left = ATOMIC_INIT(0);
+
+static int rbn_corrupt_set(const char *val, const struct kernel_param *kp)
+{
+	unsigned int n;
+
+	if (kstrtouint(val, 0, &n) || n > INT_MAX)
+		return -EINVAL;
+	atomic_set(&rbn_corrupt_left, n);
+	return 0;
+}
+
+static int rbn_corrupt_get(char *buffer, const struct kernel_param *kp)
+{
+	return sysfs_emit(buffer, "%d\n", atomic_read(&rbn_corrupt_left));
+}
+
+static const struct kernel_param_ops rbn_corrupt_ops = {
+	.set	= rbn_corrupt_set,
+	.get	= rbn_corrupt_get,
+};
+
+module_param_cb(validate_corrupt, &rbn_corrupt_ops, NULL, 0644);
+MODULE_PARM_DESC(validate_corrupt, "Test-only build: change the stored time of the next N samples by one (default 0)");
+
+static __always_inline void rbn_corrupt(struct rbn_buffer *buf,
+					struct rbn_event *event)
+{
+	if (atomic_read(&rbn_corrupt_left) > 0 &&
+	    !(rbn_event_flags(buf, event) & RBN_EV_ZERO_DELTA) &&
+	    atomic_dec_if_positive(&rbn_corrupt_left) >= 0)
+		event->time_delta ^= 1;
+}
+#else
+static __always_inline void rbn_corrupt(struct rbn_buffer *buf,
+					struct rbn_event *event)
+{
+}
+#endif
+
 /* ------------------------------------------------------------------ */
 /* Sources                                                            */
 /* ------------------------------------------------------------------ */
@@ -367,10 +416,12 @@ static __always_inline bool rbn_write_sample(enum rbn_wsrc w,
 	/* The payload is only 4-byte aligned. */
 	memcpy(rbn_event_data(event), &s, sizeof(s));
 	/* Either ends the reserve and publishes what nested in it. */
-	if (discard)
+	if (discard) {
 		rbn_discard(buf, event);
-	else
+	} else {
+		rbn_corrupt(buf, event);
 		rbn_commit(buf, event);
+	}
 	/* Done with the buffer: a writer nesting from here is not deeper. */
 	this_cpu_dec(rbn_depth);
 

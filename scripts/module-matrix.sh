@@ -10,7 +10,8 @@
 # an ABI name, a debug kernel of scripts/debug-kernel.sh). Each build is
 # a clean one, in build/module-matrix/ABI, from a copy of the module's
 # sources, so that the warnings of every file are seen; its log is kept
-# there (build.log).
+# there (build.log), and so is the test-only build (make module
+# RBN_TESTONLY=y) next to it.
 # A kernel whose headers cannot be had fails, it is not skipped: the
 # matrix is what tells that the module still builds everywhere.
 #
@@ -66,10 +67,31 @@ build_one() {
 		echo "not ok $n $k ($abi) # no rbnest.ko"
 		return
 	fi
+	# The test-only build (Kbuild's RBN_TESTONLY), which the VM tests
+	# load too: the same rule.
+	rm -rf "$dir-testonly"
+	mkdir -p "$dir-testonly"
+	(cd "$ROOT" && cp -R Kbuild ./*.c port "$dir-testonly/")
+	for f in "$ROOT"/*.h; do
+		[ "${f##*/}" = rbn_kcompat.h ] || cp "$f" "$dir-testonly/"
+	done
+	if ! make -C "$kdir" M="$dir-testonly" RBN_TESTONLY=y -j"$JOBS" \
+		modules >"$log.testonly" 2>&1 ||
+	   [ ! -f "$dir-testonly/rbnest.ko" ]; then
+		grep -E 'error|warning' "$log.testonly" | head -n 20 | sed 's/^/# /'
+		echo "not ok $n $k ($abi) # the test-only build failed, see $log.testonly"
+		return
+	fi
+	nwarn=$(grep -ciE 'warning' "$log.testonly")
+	if [ "$nwarn" -gt 0 ]; then
+		grep -iE 'warning' "$log.testonly" | head -n 20 | sed 's/^/# /'
+		echo "not ok $n $k ($abi) # test-only build: $nwarn warning lines, see $log.testonly"
+		return
+	fi
 	probes=$(sed -n 's/^#define \(RBN_[A-Z0-9_]*\) 1$/\1/p' \
 		"$dir/rbn_kcompat.h" 2>/dev/null | tr '\n' ' ')
 	echo "# $k: API probes that built: ${probes:-none}"
-	echo "ok $n $k ($abi) built without warnings in ${secs}s"
+	echo "ok $n $k ($abi) built without warnings in ${secs}s, and its test-only build"
 }
 
 main() {

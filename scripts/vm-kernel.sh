@@ -13,7 +13,9 @@
 #   image KERNEL     fetch the kernel image when needed; print its ABI, the
 #                    vmlinuz, the modules directory and the config file,
 #                    one per line
-#   module KERNEL    build rbnest.ko for the kernel; print its path
+#   module KERNEL    build rbnest.ko for the kernel, and its test-only
+#                    build in the directory next to it (src-testonly);
+#                    print the path of rbnest.ko
 #
 # KERNEL is one of 6.1, 6.1-rt, 6.12, 6.12-rt, or an ABI name, or a
 # kernel that scripts/debug-kernel.sh builds (6.1-debug, 6.1-kcsan,
@@ -206,6 +208,16 @@ build_module() {
 	done
 	make -C "$(headers_dir "$abi")" M="$src" modules >&2 ||
 		die "rbnest.ko does not build for $abi"
+	# The test-only build next to it (Kbuild: RBN_TESTONLY), which
+	# test_validate loads to prove that the validator reports.
+	mkdir -p "$src-testonly"
+	(cd "$src" && cp -pR Kbuild ./*.c port "$src-testonly/")
+	for f in "$ROOT"/*.h; do
+		[ "${f##*/}" = rbn_kcompat.h ] || cp -p "$f" "$src-testonly/"
+	done
+	make -C "$(headers_dir "$abi")" M="$src-testonly" RBN_TESTONLY=y \
+		modules >&2 ||
+		die "the test-only rbnest.ko does not build for $abi"
 	echo "$src/rbnest.ko"
 }
 

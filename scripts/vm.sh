@@ -119,8 +119,13 @@ stage_trace_cmd() {
 
 # The project's files in /rbnest.
 stage_project() {
-	local ko=$1
+	local ko=$1 testonly
 	cp "$ko" "$STAGE/rbnest/rbnest.ko"
+	# The test-only build vm-kernel.sh makes next to it, if there is one.
+	testonly=$(dirname "$ko")-testonly/rbnest.ko
+	if [ -f "$testonly" ]; then
+		cp "$testonly" "$STAGE/rbnest/rbnest-testonly.ko"
+	fi
 	mkdir -p "$STAGE/rbnest/selftests" "$STAGE/rbnest/tools/rbtrace"
 	if [ -d "$ROOT/selftests/kernel" ]; then
 		cp -a "$ROOT/selftests/kernel" "$STAGE/rbnest/selftests/"
