@@ -40,6 +40,8 @@
 #   RBN_TSCHECK_SECONDS  test_tscheck
 #   RBN_DISCARD_SECONDS, RBN_DISCARD_EVERY   test_discard
 #   RBN_TSMODE_SECONDS   test_tsmode
+#   RBN_VALIDATE_SECONDS, RBNEST_TESTONLY_KO, RBN_REQUIRE_TESTONLY
+#                        test_validate
 #   RBN_HOTPLUG_CYCLES   test_hotplug
 #   RBN_LOCKUP_SECONDS   test_lockup
 #   RBN_CLOCKBACK_SECONDS test_clockback
@@ -49,7 +51,7 @@
 dir=$(cd "$(dirname "$0")" && pwd)
 # One line: the scripts not listed here are found by matching " NAME ".
 order="test_load test_read test_nesting test_clockback test_inject test_modes test_tscheck"
-order="$order test_discard test_tsmode test_wake test_lockup test_badinput test_resize test_hotplug test_unload"
+order="$order test_discard test_tsmode test_validate test_wake test_lockup test_badinput test_resize test_hotplug test_unload"
 timeout_s=${RBN_TEST_TIMEOUT:-900}
 sh=${RBN_SH:-sh}
 

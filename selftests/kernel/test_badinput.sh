@@ -9,9 +9,10 @@
 # is matched: EINVAL "Invalid argument", ENOENT "No such file", EEXIST
 # "File exists". Every write has its outcome asserted (a MISMATCH line and
 # a failed case otherwise):
-#   buffer_size_kb, tracing_on, buffer_percent: an empty line, garbage,
-#     negative, huge (99999999999999999999), a number and garbage, two
-#     numbers, overlong (5000 digits), out of range: EINVAL each;
+#   buffer_size_kb, tracing_on, buffer_percent, validate: an empty line,
+#     garbage, negative, huge (99999999999999999999), a number and
+#     garbage, two numbers, overlong (5000 digits), out of range: EINVAL
+#     each;
 #   trace_clock: an empty line, an unknown name, a name with a suffix, two
 #     names, huge, overlong: EINVAL each;
 #   reset and trace: garbage, an empty line, huge, overlong: accepted,
@@ -37,7 +38,7 @@
 rbn_require rbtrace
 
 ktap_print_header
-ktap_set_plan 13
+ktap_set_plan 14
 
 t=$rbn_tmp
 huge=99999999999999999999
@@ -132,6 +133,14 @@ try tracing_on EINVAL "2" 2 || ok=0
 try tracing_on EINVAL "10" 10 || ok=0
 same tracing_on "$on0" || ok=0
 ktap_test_result $ok "tracing_on: anything but 0/1 refused with EINVAL"
+
+# ---- validate
+ok=1
+val0=$(rbn_get validate)
+common_numeric validate || ok=0
+try validate EINVAL "2" 2 || ok=0
+same validate "$val0" || ok=0
+ktap_test_result $ok "validate: anything but 0/1 refused with EINVAL"
 
 # ---- trace_clock
 ok=1

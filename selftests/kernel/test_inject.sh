@@ -7,7 +7,7 @@
 # "echo WORDS > inject" arms labels on every CPU: the next task writer that
 # reaches an armed label raises a hard irq_work there and waits until the
 # interrupt has written its nested events ("events=N": N per interrupt,
-# default 1). Each label of the core (enum rbn_label, 66) is tested in a
+# default 1). Each label of the core (enum rbn_label, 68) is tested in a
 # window of its own: WORDS are armed (again every second: an arming whose
 # interrupt came late is used up) until every online CPU hit the label,
 # then "off" (which waits for an interrupt still on its way); a label not
@@ -60,6 +60,13 @@
 #     fails. At discard_done, the task's bytes are back (nothing was
 #     behind) and write_stamp is 0: the interrupt writes an absolute
 #     stamp where the task's event was.
+#   - validate_note, validate: only with the run-time validator on, so
+#     the window writes 1 to the validate file and 0 after "off" (the
+#     static key is patched with the load running, as the inject hook's
+#     is). At validate_note the interrupt's event is noted in the slot
+#     after the task's; at validate (the outermost commit's check) it is
+#     noted behind the count the check read, and checked too. Either
+#     way validate_fail must not grow.
 #
 # Labels a mode cannot reach by construction: in producer/consumer mode
 # the head page is never pushed (a full buffer refuses the event instead):
@@ -117,7 +124,8 @@ head_fixed head_done page_claim page_tail page_ours page_reset_write
 page_reset page_zero page_end pad_end pad pad_done page_next entries
 commit_read commit commit_page commit_next commit_write commit_check
 commit_set commit_end commit_recheck commit_again commit_done unnest
-discard discard_entries discard_tail discard_stamp discard_done"
+discard discard_entries discard_tail discard_stamp discard_done
+validate_note validate"
 # the head page push: overwrite mode only
 labels_head="page_full head_entries head_flagged head_overrun page_head
 page_new_head head_tail head_fixed head_done"
@@ -369,6 +377,15 @@ discard_every_of()
 	esac
 }
 
+# validate_of WINDOW: 1 when WINDOW needs the validator on
+validate_of()
+{
+	case $1 in
+	validate*) echo 1 ;;
+	*) echo 0 ;;
+	esac
+}
+
 # set_discard_every N: the module's discard_every, by the shell itself
 set_discard_every()
 {
@@ -403,12 +420,26 @@ window()
 	read -r _t0 _abs0 _slow0 _zero0 _drop0 _cov0 _ovr0 _disc0 _hits0 _late0 _idisc0 _ev0 _base <"$t/snap0"
 	words "$_mode" "$_l" >"$t/words"
 	read -r _w <"$t/words"
+	_val=$(validate_of "$_l")
 	if [ "$_every" -ne 0 ]; then
 		set_discard_every "$_every" || _ok=0
+	fi
+	if [ "$_val" -ne 0 ]; then
+		_vfail0=$(rbn_stat_sum validate_fail)
+		_vcheck0=$(rbn_stat_sum validate_checked)
+		rbn_set validate 1 || { ktap_print_msg "$rbn_err"; _ok=0; }
 	fi
 	inject_wait "$_lab" "$_w" "$_base" || _ok=0
 	if [ "$_every" -ne 0 ]; then
 		set_discard_every 0 || _ok=0
+	fi
+	if [ "$_val" -ne 0 ]; then
+		rbn_set validate 0 || { ktap_print_msg "$rbn_err"; _ok=0; }
+		_vfail1=$(rbn_stat_sum validate_fail)
+		_vcheck1=$(rbn_stat_sum validate_checked)
+		ktap_print_msg "$_l: validator checked $((_vcheck1 - _vcheck0)), failed $((_vfail1 - _vfail0)) (want > 0, 0)"
+		[ "$_vfail1" -eq "$_vfail0" ] && [ "$_vcheck1" -gt "$_vcheck0" ] ||
+			_ok=0
 	fi
 	snap "$_lab" >"$t/snap1"
 	read -r _t1 _abs1 _slow1 _zero1 _drop1 _cov1 _ovr1 _disc1 _hits1 _late1 _idisc1 _events _now <"$t/snap1"

@@ -16,7 +16,7 @@ ktap_set_plan 13
 spec_files="trace:600 trace_pipe:400 buffer_size_kb:600 tracing_on:600
 trace_clock:600 timestamp_mode:600 buffer_percent:600 reset:200 header_page:400
 header_event:400 events/rbnest/sample/format:400 sources:600
-kprobe_events:600 inject:600 bench:600"
+kprobe_events:600 inject:600 bench:600 validate:600"
 cpu_files="trace_pipe_raw:400 stats:400"
 
 # ---- 1: load with the defaults
@@ -129,6 +129,9 @@ if [ $ok = 1 ]; then
 	v=$(rbn_get buffer_percent)
 	ktap_print_msg "buffer_percent: '$v' (want 50)"
 	[ "$v" = 50 ] || ok=0
+	v=$(rbn_get validate)
+	ktap_print_msg "validate: '$v' (want 0)"
+	[ "$v" = 0 ] || ok=0
 	non=$(rbn_sources_state | awk '$2 != "off"' | wc -l)
 	ns=$(rbn_sources_state | wc -l)
 	ktap_print_msg "sources: $ns, $non not off (want 0)"
@@ -143,9 +146,9 @@ if [ $ok = 1 ]; then
 	armed=$(awk '{ for (i = 2; i <= NF; i++) if ($i ~ /^armed=[1-9]/) n++ }
 		     END { print n + 0 }' "$rbn_dir/inject")
 	nl=$(grep -c 'armed=' "$rbn_dir/inject")
-	# enum rbn_label has 66 (LABELS.md); test_inject checks the names
-	ktap_print_msg "inject: $nl labels, $armed armed (want 66, 0)"
-	[ "$nl" -eq 66 ] && [ "$armed" -eq 0 ] || ok=0
+	# enum rbn_label has 68 (LABELS.md); test_inject checks the names
+	ktap_print_msg "inject: $nl labels, $armed armed (want 68, 0)"
+	[ "$nl" -eq 68 ] && [ "$armed" -eq 0 ] || ok=0
 	nk=$(grep -c . "$rbn_dir/kprobe_events")
 	ktap_print_msg "kprobe_events: $nk lines (want 0)"
 	[ "$nk" -eq 0 ] || ok=0
