@@ -23,6 +23,8 @@
  *  - absolute mode: the same writes on a second rbnest buffer in absolute
  *    time-stamp mode, allocated for these rounds only, in rounds
  *    alternating with the delta-mode buffer;
+ *  - validator: the same writes on rbnest's buffer with the run-time
+ *    validator off and on, in alternating rounds;
  *  - clock: one call of local_clock() and of trace_clock_local();
  *  - slow path: with the write-path hook installed, pairs of an outer
  *    event and one written by the hook at label A (the outer one takes
@@ -150,6 +152,10 @@ struct rbn_bench_slow {
  * @abs_ps:	median picoseconds per event, rbnest delta (0) and absolute
  *		(1) mode, per size
  * @abs_fail:	reserves that failed on the absolute-mode buffer
+ * @val_ps:	median picoseconds per event, validator off (0) and on (1),
+ *		per size
+ * @val_checked: events the validator checked in its rounds
+ * @val_fail:	events it found wrong there
  * @clock_ps:	median picoseconds per call: local_clock, trace_clock_local
  * @consume_ps:	median picoseconds per consumed event, per side
  * @consumed:	events consumed in the last round, per side
@@ -182,6 +188,9 @@ struct rbn_bench {
 	u64 write_ps[RBN_NR_SIDES][RBN_BENCH_MAX_SIZES];
 	u64 abs_ps[2][RBN_BENCH_MAX_SIZES];
 	u64 abs_fail;
+	u64 val_ps[2][RBN_BENCH_MAX_SIZES];
+	u64 val_checked;
+	u64 val_fail;
 	u64 clock_ps[2];
 	u64 consume_ps[RBN_NR_SIDES];
 	u64 consumed[RBN_NR_SIDES];
@@ -635,6 +644,67 @@ static int rbn_bench_abs(struct rbn_bench *b, const struct rbn_config *base)
 	return ret;
 }
 
+/* Sum a validator counter of rbnest's buffer over the CPUs. */
+static void rbn_bench_val_counts(struct rbn_bench *b, u64 *checked, u64 *fail)
+{
+	struct rbn_cpu_stats st;
+	int cpu;
+
+	*checked = 0;
+	*fail = 0;
+	for (cpu = 0; cpu < rbn_nr_cpus(b->rbn); cpu++) {
+		if (rbn_cpu_stats(b->rbn, cpu, &st))
+			continue;
+		*checked += st.validate_checked;
+		*fail += st.validate_fail;
+	}
+}
+
+/*
+ * The cost of the run-time validator: the same writes on rbnest's buffer
+ * with it off and on, round after round, A B A B. Switching it patches
+ * the static key's jumps: outside the pinned sections, as the hook of
+ * the slow path is installed (rbn_bench_slow()). Off is what every other
+ * figure measures.
+ */
+static int rbn_bench_validate(struct rbn_bench *b)
+{
+	unsigned int s, r, size, m;
+	u64 ns, checked0, fail0;
+	int ret = 0;
+
+	rbn_bench_val_counts(b, &checked0, &fail0);
+	for (s = 0; s < b->args.nr_sizes && !ret; s++) {
+		size = b->args.sizes[s];
+		for (r = 0; r < b->args.rounds && !ret; r++) {
+			for (m = 0; m < 2 && !ret; m++) {
+				if (m)
+					rbn_set_validate(b->rbn, true);
+				migrate_disable();
+				/* This CPU's pages warm first, either way. */
+				ret = rbn_bench_rbn_writes(b->rbn, &b->fail[RBN_SIDE_RBN],
+							   size, RBN_BENCH_BATCH, &ns);
+				if (!ret)
+					ret = rbn_bench_rbn_writes(b->rbn,
+								   &b->fail[RBN_SIDE_RBN],
+								   size, b->args.events,
+								   &ns);
+				migrate_enable();
+				if (m)
+					rbn_set_validate(b->rbn, false);
+				b->samples[m][r] = rbn_bench_ps(ns, b->args.events);
+			}
+		}
+		for (m = 0; m < 2; m++)
+			b->val_ps[m][s] = rbn_bench_median(b->samples[m],
+							   b->args.rounds);
+	}
+	rbn_bench_val_counts(b, &b->val_checked, &b->val_fail);
+	b->val_checked -= checked0;
+	b->val_fail -= fail0;
+	return ret;
+}
+
 static int rbn_bench_clocks(struct rbn_bench *b)
 {
 	unsigned int done, n, r;
@@ -948,6 +1018,22 @@ static void rbn_bench_format_writes(struct rbn_bench *b)
 	}
 	rbn_bench_printf(b, "failed reserves: absolute mode %llu\n\n",
 			 b->abs_fail);
+
+	rbn_bench_printf(b, "validator: the same writes, validate off vs on\n");
+	rbn_bench_printf(b, "%6s %14s %14s %8s\n", "size", "off ns/ev",
+			 "on ns/ev", "ratio");
+	for (s = 0; s < b->args.nr_sizes; s++) {
+		u64 o = b->val_ps[0][s];
+		u64 v = b->val_ps[1][s];
+		u64 ratio = rbn_ratio(v, o);
+
+		rbn_bench_printf(b, "%6u %12llu.%u %12llu.%u %4llu.%03llu\n",
+				 b->args.sizes[s], rbn_ns(o), rbn_ns_dec(o),
+				 rbn_ns(v), rbn_ns_dec(v),
+				 div_u64(ratio, 1000), ratio % 1000);
+	}
+	rbn_bench_printf(b, "validator in its rounds: %llu events checked, %llu failed\n\n",
+			 b->val_checked, b->val_fail);
 }
 
 static void rbn_bench_format_reads(struct rbn_bench *b)
@@ -1089,6 +1175,11 @@ static void rbn_bench_format_metrics(struct rbn_bench *b)
 		rbn_bench_metric_ratio(b, name,
 				       rbn_ratio(b->abs_ps[1][s],
 						 b->abs_ps[0][s]));
+		snprintf(name, sizeof(name), "write_validate_ratio.%u",
+			 b->args.sizes[s]);
+		rbn_bench_metric_ratio(b, name,
+				       rbn_ratio(b->val_ps[1][s],
+						 b->val_ps[0][s]));
 	}
 	rbn_bench_metric(b, "clock_ns.local_clock", b->clock_ps[0]);
 	rbn_bench_metric(b, "clock_ns.trace_clock_local", b->clock_ps[1]);
@@ -1228,6 +1319,9 @@ static int rbn_bench_run(struct rbn_bench *b)
 	if (ret)
 		goto out_free_kbuf;
 	ret = rbn_bench_abs(b, &cfg);
+	if (ret)
+		goto out_free_kbuf;
+	ret = rbn_bench_validate(b);
 	if (ret)
 		goto out_free_kbuf;
 	ret = rbn_bench_slow(b);

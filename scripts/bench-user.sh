@@ -25,6 +25,12 @@
 #    is not a plain one (it writes an absolute stamp) and the hook that
 #    injects it costs about as much as a write; both would land in the
 #    outer figure.
+#    - the same fast-path writes (8 and 128 bytes) with the run-time
+#      validator on: each commit decodes its sub-buffer from the start up
+#      to the event, so the cost grows with the events before it on the
+#      page. Off, the fast-path figures above include its two switch tests
+#      (here a load and a branch each; in the kernel, static-key jumps
+#      patched out).
 #    Each figure includes the loop and the mock clock (see "loop overhead").
 # 2. Events per second of the stress test (build/user/test_stress), from
 #    its "# rate: N events/s" line, all simulated CPUs together.
@@ -86,14 +92,16 @@ per_event() {
 echo "rbnest userspace benchmark: $events events per case, callgrind Ir"
 
 declare -A ir
-for c in empty fast-8 fast-32 fast-128 fast-1024 hooked-8 slow-8; do
+for c in empty fast-8 fast-32 fast-128 fast-1024 hooked-8 slow-8 \
+	validate-8 validate-128; do
 	ir[$c]=$(callgrind_ir bench_loop "$c")
 done
 ir_nested=$(callgrind_ir bench_nested slow-8)
 
 # Native runs: counters (and a wall-clock figure for reference).
 declare -A ns
-for c in empty fast-8 fast-32 fast-128 fast-1024 hooked-8 slow-8; do
+for c in empty fast-8 fast-32 fast-128 fast-1024 hooked-8 slow-8 \
+	validate-8 validate-128; do
 	line=$("$bench" "$c" "$events")
 	load_counters "$line"
 	ns[$c]=${kv[ns_per_event]}
@@ -145,6 +153,13 @@ fast8=$(per_event "${ir[fast-8]}" "$events")
 	printf '%-44s %12s %10s\n' "  slow-path extra over fast 8-byte" \
 		"$(awk -v a="$outer" -v b="$fast8" 'BEGIN { printf "%.1f", a - b }')" "-"
 	printf '%-44s %12s %10s\n' "nested 8-byte event (absolute stamp)" "$nested" "-"
+	for len in 8 128; do
+		printf '%-44s %12s %10s\n' "validator on, $len-byte payload" \
+			"$(per_event "${ir[validate-$len]}" "$events")" "${ns[validate-$len]}"
+		printf '%-44s %12s %10s\n' "  over the fast path (validator off)" \
+			"$(awk -v a="${ir[validate-$len]}" -v b="${ir[fast-$len]}" -v e="$events" \
+				'BEGIN { printf "%.1f", (a - b) / e }')" "-"
+	done
 	printf '%-44s %12s %10s\n' "loop overhead (included above)" \
 		"$(per_event "${ir[empty]}" "$events")" "${ns[empty]}"
 	echo

@@ -117,7 +117,8 @@ static __attribute__((noipa)) void bench_loop(struct bench *bn,
 static void print_usage(const char *prog)
 {
 	fprintf(stderr,
-		"usage: %s fast-LEN|hooked-8|slow-8|empty [EVENTS]\n", prog);
+		"usage: %s fast-LEN|validate-LEN|hooked-8|slow-8|empty [EVENTS]\n",
+		prog);
 	exit(2);
 }
 
@@ -137,8 +138,10 @@ int main(int argc, char **argv)
 	if (argc < 2 || argc > 3)
 		print_usage(argv[0]);
 	c = argv[1];
-	if (!strncmp(c, "fast-", 5)) {
-		bn.len = strtoul(c + 5, NULL, 10);
+	if (!strncmp(c, "fast-", 5) || !strncmp(c, "validate-", 9)) {
+		/* validate-LEN: the same writes, the run-time validator on */
+		cfg.validate = c[0] == 'v';
+		bn.len = strtoul(strchr(c, '-') + 1, NULL, 10);
 		if (!bn.len || bn.len > sizeof(bench_payload))
 			print_usage(argv[0]);
 	} else if (!strcmp(c, "hooked-8")) {
@@ -182,6 +185,15 @@ int main(int argc, char **argv)
 	ns = (t1.tv_sec - t0.tv_sec) * 1e9 + (t1.tv_nsec - t0.tv_nsec);
 	memset(&st, 0, sizeof(st));
 	rbn_cpu_stats(bn.buffer, 0, &st);
+	if (cfg.validate && (st.validate_fail ||
+			     st.validate_checked + st.validate_skipped != st.written)) {
+		fprintf(stderr, "validator: checked %llu skipped %llu failed %llu of %llu\n",
+			(unsigned long long)st.validate_checked,
+			(unsigned long long)st.validate_skipped,
+			(unsigned long long)st.validate_fail,
+			(unsigned long long)st.written);
+		return 1;
+	}
 	printf("case=%s events=%lu written=%llu dropped=%llu failed=%lu "
 	       "fast=%llu slow=%llu abs=%llu zero=%llu extend=%llu "
 	       "hook_outer=%lu hook_nested=%lu nested=%lu warnings=%lu "
