@@ -532,6 +532,8 @@ static const char * const rbn_label_names[RBN_NR_LABELS] = {
 	[RBN_LABEL_DISCARD_DONE] = "discard_done",
 	[RBN_LABEL_VALIDATE_NOTE] = "validate_note",
 	[RBN_LABEL_VALIDATE] = "validate",
+	[RBN_LABEL_SWAP] = "swap",
+	[RBN_LABEL_SWAP_DONE] = "swap_done",
 };
 
 /**
@@ -1890,13 +1892,25 @@ struct rbn_event *rbn_reserve(struct rbn_buffer *buffer, unsigned int len)
 	cpu = rbn_port_cpu();
 	if (unlikely((unsigned int)cpu >= buffer->nr_cpus))
 		goto out;
-	cpu_buffer = buffer->cpu_buffers[cpu];
+again:
+	cpu_buffer = READ_ONCE(buffer->cpu_buffers[cpu]);
 	if (unlikely(!len || len > buffer->max_data_size)) {
 		local_inc(&cpu_buffer->dropped);
 		goto out;
 	}
 	if (unlikely(trace_recursive_lock(cpu_buffer)))
 		goto out;
+	/*
+	 * A swap (rbn_swap_cpu(), which runs on this CPU) that came in
+	 * between our read of cpu_buffers[] and our bit found no writer
+	 * here and gave this CPU buffer to the other buffer: write in the
+	 * one that is ours now. A swap from here on sees our bit and
+	 * refuses, so the CPU buffer stays ours up to our commit.
+	 */
+	if (unlikely(READ_ONCE(buffer->cpu_buffers[cpu]) != cpu_buffer)) {
+		trace_recursive_unlock(cpu_buffer);
+		goto again;
+	}
 	/*
 	 * A writer nested here takes the slot of nested[] we are about to
 	 * take, and gives it back before we go on.
@@ -3277,6 +3291,144 @@ unsigned long rbn_size(struct rbn_buffer *buffer)
 u64 rbn_clock(struct rbn_buffer *buffer)
 {
 	return rb_time_stamp(buffer);
+}
+
+/* Swapping CPU buffers needs the same geometry, clock and mode. */
+static int rb_swap_check(struct rbn_buffer *a, struct rbn_buffer *b, int cpu)
+{
+	if (!a || !b || a == b || cpu < 0 || cpu >= a->nr_cpus ||
+	    cpu >= b->nr_cpus)
+		return -EINVAL;
+	if (a->order != b->order || a->clock != b->clock ||
+	    a->abs_ts != b->abs_ts || a->overwrite != b->overwrite)
+		return -EINVAL;
+	if (a->cpu_buffers[cpu]->nr_pages != b->cpu_buffers[cpu]->nr_pages)
+		return -EINVAL;
+	return 0;
+}
+
+/* The swap itself, on @cpu (or with no writer of @cpu possible). */
+static int rb_swap_one(struct rbn_buffer *a, struct rbn_buffer *b, int cpu)
+{
+	struct rbn_cpu_buffer *ca = a->cpu_buffers[cpu];
+	struct rbn_cpu_buffer *cb = b->cpu_buffers[cpu];
+
+	/*
+	 * A writer of this CPU holds its bit from its lock to the end of
+	 * its commit: one we interrupted there keeps its CPU buffer, and we
+	 * refuse. One we interrupted before its lock finds the buffers
+	 * swapped once it holds it, and writes in its new one.
+	 *
+	 * A writer that interrupts us (an NMI) runs to its end before we go
+	 * on: nested here or before the stores, it writes in the old CPU
+	 * buffer, an event older than the swap; after them, in the new one.
+	 * Nested between the stores (no label: one instruction each) it
+	 * may find a CPU buffer whose back pointer is still the other
+	 * buffer: the write path reads the clock, the mode, the overwrite
+	 * flag and the sub-buffer size there, which is why they must agree.
+	 */
+	RBN_HOOK(a, cpu, RBN_LABEL_SWAP);
+	if (READ_ONCE(ca->current_context) || READ_ONCE(cb->current_context))
+		return -EBUSY;
+	WRITE_ONCE(a->cpu_buffers[cpu], cb);
+	WRITE_ONCE(b->cpu_buffers[cpu], ca);
+	WRITE_ONCE(ca->buffer, b);
+	WRITE_ONCE(cb->buffer, a);
+	RBN_HOOK(a, cpu, RBN_LABEL_SWAP_DONE);
+	return 0;
+}
+
+/**
+ * rbn_swap_cpu - swap the ring of a CPU between two buffers (a snapshot)
+ * @a:		a buffer
+ * @b:		another buffer of the same geometry, clock, mode and CPUs
+ * @cpu:	the CPU; the call runs on it
+ *
+ * The 2008 API's ring_buffer_swap_cpu(): afterwards @a's ring of @cpu
+ * holds what @b's held, and @b's what @a's held, readers' positions and
+ * counters included. Runs on @cpu with interrupts off (rbn_swap() calls
+ * it through an IPI), or with the CPU's writers stopped: a writer of
+ * @cpu interrupted before it locked its recursion bit finds its CPU
+ * buffer moved and writes in the new one, and one that interrupts the
+ * swap (an NMI) writes before or after it. A reader on another CPU that
+ * holds a CPU buffer keeps reading it, in its new buffer. Resizes and
+ * resets of the two buffers must not run at the same time.
+ *
+ * Return: 0; -EINVAL for a @cpu out of range or not the current CPU,
+ * @a == @b, or buffers that differ in sub-buffer size, pages of @cpu,
+ * clock, mode or overwrite; -EBUSY when a writer of @cpu is between its
+ * reserve and its commit in either buffer (as mainline's -EBUSY for a
+ * commit in progress), and nothing is swapped.
+ */
+int rbn_swap_cpu(struct rbn_buffer *a, struct rbn_buffer *b, int cpu)
+{
+	int ret;
+
+	ret = rb_swap_check(a, b, cpu);
+	if (ret)
+		return ret;
+	if (cpu != rbn_port_cpu())
+		return -EINVAL;
+	return rb_swap_one(a, b, cpu);
+}
+
+struct rb_swap_arg {
+	struct rbn_buffer *a;
+	struct rbn_buffer *b;
+	int cpu;
+	int ret;
+};
+
+static void rb_swap_on_cpu(void *data)
+{
+	struct rb_swap_arg *arg = data;
+
+	arg->ret = rb_swap_one(arg->a, arg->b, arg->cpu);
+}
+
+/* Tries per CPU of rbn_swap() while a writer is in its commit there. */
+#define RBN_SWAP_TRIES	100
+
+/**
+ * rbn_swap - swap the rings of every CPU between two buffers
+ * @a:		a buffer
+ * @b:		another buffer of the same geometry, clock, mode and CPUs
+ *
+ * rbn_swap_cpu() on each CPU in turn, run there by an IPI (on a CPU
+ * that is not online, here), tried again while a writer of that CPU is
+ * between its reserve and its commit. Each CPU's ring is in one buffer
+ * or the other, never in both: an event is in the snapshot or in the
+ * live buffer. The CPUs are not swapped at one instant: a CPU swapped
+ * later has events of the time in between in the ring that goes out.
+ * Task context; resizes and resets of the two buffers must not run at
+ * the same time, nor another swap of either.
+ *
+ * Return: 0; -EINVAL as rbn_swap_cpu() for any CPU (nothing swapped);
+ * -EBUSY when a CPU stayed busy for %RBN_SWAP_TRIES tries: the CPUs
+ * before it are swapped, it and those after it are not.
+ */
+int rbn_swap(struct rbn_buffer *a, struct rbn_buffer *b)
+{
+	struct rb_swap_arg arg = { .a = a, .b = b };
+	int tries;
+
+	if (!a || !b || a->nr_cpus != b->nr_cpus)
+		return -EINVAL;
+	for (arg.cpu = 0; arg.cpu < a->nr_cpus; arg.cpu++) {
+		arg.ret = rb_swap_check(a, b, arg.cpu);
+		if (arg.ret)
+			return arg.ret;
+	}
+	for (arg.cpu = 0; arg.cpu < a->nr_cpus; arg.cpu++) {
+		for (tries = 0; tries < RBN_SWAP_TRIES; tries++) {
+			rbn_port_on_cpu(arg.cpu, rb_swap_on_cpu, &arg);
+			if (arg.ret != -EBUSY)
+				break;
+		}
+		if (arg.ret)
+			return arg.ret;
+	}
+	return 0;
 }
 
 /**

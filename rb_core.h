@@ -150,6 +150,9 @@ enum rbn_label {
 	/* the run-time validator (rbn_set_validate()) */
 	RBN_LABEL_VALIDATE_NOTE, /* a slot of the notes taken, not filled */
 	RBN_LABEL_VALIDATE,	/* the outermost commit read the count of notes */
+	/* rbn_swap_cpu(), in which a writer of the CPU may nest (an NMI) */
+	RBN_LABEL_SWAP,		/* geometry checked, writers not yet */
+	RBN_LABEL_SWAP_DONE,	/* buffers swapped */
 	RBN_NR_LABELS
 };
 
@@ -282,6 +285,8 @@ unsigned long rbn_size(struct rbn_buffer *buffer);
 unsigned long rbn_nr_subbufs(struct rbn_buffer *buffer);
 u64 rbn_clock(struct rbn_buffer *buffer);
 int rbn_set_time_stamp_abs(struct rbn_buffer *buffer, bool abs);
+int rbn_swap_cpu(struct rbn_buffer *a, struct rbn_buffer *b, int cpu);
+int rbn_swap(struct rbn_buffer *a, struct rbn_buffer *b);
 bool rbn_time_stamp_abs(struct rbn_buffer *buffer);
 int rbn_set_validate(struct rbn_buffer *buffer, bool on);
 bool rbn_validating(struct rbn_buffer *buffer);

@@ -10,6 +10,7 @@
 
 #include <linux/atomic.h>
 #include <linux/bug.h>
+#include <linux/cpu.h>
 #include <linux/cpumask.h>
 #include <linux/err.h>
 #include <linux/gfp.h>
@@ -70,6 +71,19 @@ static inline int rbn_port_nr_cpus(void)
 static inline int rbn_port_cpu(void)
 {
 	return raw_smp_processor_id();
+}
+
+/*
+ * Run @fn(@arg) on @cpu with interrupts off and wait for it; on a CPU
+ * that is not online (no writer runs there and, with CPU hotplug held
+ * off, none can start) run it here. Task context only.
+ */
+static inline void rbn_port_on_cpu(int cpu, smp_call_func_t fn, void *arg)
+{
+	cpus_read_lock();
+	if (!cpu_online(cpu) || smp_call_function_single(cpu, fn, arg, 1))
+		fn(arg);
+	cpus_read_unlock();
 }
 
 /*

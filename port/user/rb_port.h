@@ -250,6 +250,19 @@ static inline void rbn_port_cpu_relax(void)
 	sched_yield();
 }
 
+/*
+ * Run fn(arg) on a simulated CPU: this thread stands for it for the call,
+ * as an IPI would run it there.
+ */
+static inline void rbn_port_on_cpu(int cpu, void (*fn)(void *), void *arg)
+{
+	int saved = rbn_user_cpu;
+
+	rbn_user_cpu = cpu;
+	fn(arg);
+	rbn_user_cpu = saved;
+}
+
 /* Reader serialization. */
 typedef pthread_mutex_t rbn_reader_lock_t;
 #define rbn_reader_lock_init(l)		pthread_mutex_init((l), NULL)

@@ -58,6 +58,7 @@ enum nest_action {
 	NEST_DRAIN,		/* a reader consumes until there is nothing */
 	NEST_WRITE_DISCARD,	/* plans only: a nested writer that discards */
 				/* its events (rbn_discard()) */
+	NEST_SWAP,		/* plans only: rbn_swap_cpu() with ctx->spare */
 	NEST_JUMP,		/* plans only: the clock jumps by ctx->jump; */
 				/* NEST_JUMP + k: a jump of kind k (the test's) */
 };
@@ -140,6 +141,14 @@ struct nest_ctx {
 	bool overwrite;		/* the buffer overwrites: heads get pushed */
 	bool root_discard;	/* the plan's root discards its events */
 	unsigned int nr_discarded;	/* events discarded */
+
+	/* swaps: the other buffer, and what the swaps did */
+	struct rbn_buffer *spare;
+	int in_swap;			/* a swap is running */
+	unsigned char holds[NEST_MAX_NODES];	/* writer at this depth holds */
+						/* its recursion bit */
+	unsigned int swaps, swaps_busy;
+	int swap_bad;			/* 1 + the point of a wrong result */
 	unsigned char children[NEST_MAX_NODES];
 	struct nest_point *points;	/* log of the points, or NULL */
 	unsigned short len_by_depth[NEST_MAX_NODES + 1];
@@ -336,6 +345,8 @@ static void nest_write_one(struct nest_ctx *c, unsigned int len, bool discard)
 	memset(&c->rec[id], 0, sizeof(c->rec[id]));
 	ev = rbn_reserve(c->buffer, len);
 	if (!ev) {
+		/* the recursion bit: taken at the lock, dropped by now */
+		c->holds[c->depth] = 0;
 		c->refused++;
 		return;
 	}
@@ -356,6 +367,7 @@ static void nest_write_one(struct nest_ctx *c, unsigned int len, bool discard)
 			r->committing = true;
 			rbn_commit(c->buffer, ev);
 		}
+		c->holds[c->depth] = 0;
 	}
 	/*
 	 * The outermost writer's commit publishes everything reserved on
@@ -376,6 +388,13 @@ static void nest_plan_hook(struct nest_ctx *c, int label)
 	int top = c->depth ? c->stack[c->depth - 1] : -1;
 	int action;
 
+	/*
+	 * The top writer holds its recursion bit from the lock on; at
+	 * "context" it is about to take it (again, after a swap).
+	 */
+	if (c->depth && label < RBN_NR_LABELS && label != RBN_LABEL_SWAP &&
+	    label != RBN_LABEL_SWAP_DONE)
+		c->holds[c->depth] = label != RBN_LABEL_CONTEXT;
 	for (;;) {
 		int pt = c->nr_points++;
 		/*
@@ -410,6 +429,20 @@ static void nest_plan_hook(struct nest_ctx *c, int label)
 			if (top >= 0)
 				c->children[top]++;
 			nest_plan_writer(c, action == NEST_WRITE_DISCARD);
+			continue;
+		}
+		if (action == NEST_SWAP) {
+			int busy = 0, ret;
+
+			for (int d = 1; d <= c->depth; d++)
+				busy |= c->holds[d];
+			c->in_swap = 1;
+			ret = rbn_swap_cpu(c->buffer, c->spare, 0);
+			c->in_swap = 0;
+			c->swaps++;
+			c->swaps_busy += ret == -EBUSY;
+			if (ret != (busy ? -EBUSY : 0) && !c->swap_bad)
+				c->swap_bad = pt + 1;
 			continue;
 		}
 		/* A reader: the points it offers say which one runs. */
@@ -572,6 +605,11 @@ static void nest_begin(struct nest_ctx *c, const struct nest_tree *t,
 	c->overwrite = false;
 	c->root_discard = false;
 	c->nr_discarded = 0;
+	c->in_swap = 0;
+	memset(c->holds, 0, sizeof(c->holds));
+	c->swaps = 0;
+	c->swaps_busy = 0;
+	c->swap_bad = 0;
 	c->refused = 0;
 	c->lost_uncounted = 0;
 	c->drop_planned = false;

@@ -1145,6 +1145,9 @@ static void want_labels(const struct wl *wl, bool want[RBN_NR_LABELS])
 		want[i] = wl->discard_rate;
 	want[RBN_LABEL_VALIDATE_NOTE] = wl->validate;
 	want[RBN_LABEL_VALIDATE] = wl->validate;
+	/* no workload swaps buffers (test_unit and test_nest do) */
+	want[RBN_LABEL_SWAP] = false;
+	want[RBN_LABEL_SWAP_DONE] = false;
 }
 
 static bool want_any(const bool *want, const int *set, unsigned int n)

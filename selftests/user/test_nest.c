@@ -131,6 +131,7 @@ struct bounds {
 	bool discards;		/* one writer of a plan may discard */
 	bool abs_ts;		/* absolute time-stamp mode */
 	bool validate;		/* the run-time validator on */
+	bool swaps;		/* one swap of the CPU's ring per plan */
 };
 
 struct family {
@@ -156,6 +157,8 @@ struct family {
 	unsigned long overrun, lost, read, uncounted_pages;
 	bool overwrite;
 	int ring;		/* overwrite: sub-buffers in the ring */
+	struct rbn_buffer *spare;	/* swaps: the other buffer */
+	unsigned long swaps, swaps_busy;
 	bool (*setup)(struct family *f);
 };
 
@@ -409,6 +412,8 @@ static int plan_writes(const struct nest_plan *p, int *readers, int *jump,
 		} else if (p->action[i] == NEST_WRITE_DISCARD) {
 			w++;
 			(*discards)++;
+		} else if (p->action[i] == NEST_SWAP) {
+			(*discards) += 100;	/* a swap: see has_swap() */
 		} else if (p->action[i] >= NEST_JUMP) {
 			*jump = p->action[i] - NEST_JUMP;
 		} else {
@@ -418,11 +423,18 @@ static int plan_writes(const struct nest_plan *p, int *readers, int *jump,
 	return w;
 }
 
+/* plan_writes() counts a swap as 100 discards: plans have one at most. */
+static bool has_swap(int discards)
+{
+	return discards >= 100;
+}
+
 static void describe(const struct nest_plan *p, const struct nest_point *pts,
 		     char *buf, size_t size)
 {
 	static const char * const act[] = {
-		"write", "consume", "take-page", "drain", "discarding-write"
+		"write", "consume", "take-page", "drain", "discarding-write",
+		"swap"
 	};
 	int len = 0;
 
@@ -516,6 +528,9 @@ static int run_plan(struct family *f, const struct nest_plan *p, int clk,
 	nest_begin(&ctx, NULL, base, 1, jv, -1);
 	ctx.overwrite = f->overwrite;
 	ctx.root_discard = f->root_discard;
+	ctx.spare = f->spare;
+	if (f->spare)
+		rbn_reset(f->spare);
 	if (!f->setup(f)) {
 		snprintf(ctx.err, sizeof(ctx.err), "the fillers of %s failed",
 			 f->overwrite ? ow_pos_name[f->pos] : pos_name[f->pos]);
@@ -524,7 +539,17 @@ static int run_plan(struct family *f, const struct nest_plan *p, int clk,
 	rbn_cpu_stats(f->buffer, 0, &st0);
 	if (ok) {
 		nest_run_plan(&ctx, p, pts);
-		/* a reader saw only committed events; now every one is */
+		/*
+		 * A reader saw only committed events; now every one is. A
+		 * swap left the older events in the spare: read it first.
+		 */
+		if (f->spare) {
+			struct rbn_buffer *live = ctx.buffer;
+
+			ctx.buffer = f->spare;
+			nest_drain(&ctx);
+			ctx.buffer = live;
+		}
 		nest_drain(&ctx);
 		rbn_cpu_stats(f->buffer, 0, &st);
 		if (f->overwrite && !ctx.lost_uncounted &&
@@ -580,6 +605,27 @@ static int run_plan(struct family *f, const struct nest_plan *p, int clk,
 		}
 		vfailed = vfail;
 	}
+	if (ok && ctx.swap_bad) {
+		snprintf(ctx.err, sizeof(ctx.err),
+			 "the swap at point %d returned %s", ctx.swap_bad - 1,
+			 ctx.swaps_busy ? "-EBUSY with no writer holding its bit" :
+			 "0 with a writer holding its bit");
+		ok = false;
+	}
+	if (ok && f->spare) {
+		struct rbn_cpu_stats sp;
+
+		rbn_cpu_stats(f->spare, 0, &sp);
+		if (sp.bytes || sp.entries) {
+			snprintf(ctx.err, sizeof(ctx.err),
+				 "spare: %llu bytes, %llu entries left after the drain",
+				 (unsigned long long)sp.bytes,
+				 (unsigned long long)sp.entries);
+			ok = false;
+		}
+	}
+	f->swaps += ctx.swaps;
+	f->swaps_busy += ctx.swaps_busy;
 	if (ok && ctx.drop_planned &&
 	    ctx.refused != (st.dropped - st0.dropped) +
 			   (st.commit_overrun - st0.commit_overrun)) {
@@ -741,10 +787,17 @@ static void explore(struct family *f, struct nest_plan *p)
 			p->action[n] = NEST_WRITE;
 			explore(f, p);
 			/* one discarding writer per plan, the root included */
-			if (f->b.discards && !discards && !f->root_discard) {
+			if (f->b.discards && !discards && !f->root_discard &&
+			    !f->b.swaps) {
 				p->action[n] = NEST_WRITE_DISCARD;
 				explore(f, p);
 			}
+		}
+		if (f->b.swaps && !has_swap(discards) && !at->reader &&
+		    at->label < RBN_NR_LABELS && at->label != RBN_LABEL_SWAP &&
+		    at->label != RBN_LABEL_SWAP_DONE) {
+			p->action[n] = NEST_SWAP;
+			explore(f, p);
 		}
 		if (readers < f->b.readers && !at->head_busy && !at->reader &&
 		    !(f->overwrite && f->pos == OW_LAP && writes > 1) &&
@@ -866,11 +919,20 @@ static struct family *new_family(const char *name, bool overwrite, int ring,
 		free(f);
 		return NULL;
 	}
+	if (b.swaps) {
+		f->spare = rbn_alloc(&cfg);
+		if (IS_ERR(f->spare)) {
+			rbn_free(f->buffer);
+			free(f);
+			return NULL;
+		}
+	}
 	return f;
 }
 
 static void free_family(struct family *f)
 {
+	rbn_free(f->spare);
 	rbn_free(f->buffer);
 	free(f);
 }
@@ -1007,6 +1069,48 @@ static bool family_overwrite(const char *name, struct bounds b, int first_ring,
 	return ok;
 }
 
+/*
+ * Swaps: the CPU's ring swapped with a spare buffer's at any point of a
+ * plan of up to three writers, and writers nested inside the swap. A swap
+ * must refuse (-EBUSY) exactly while a writer on the stack holds its
+ * recursion bit (from its lock to the end of its commit); one before a
+ * writer's lock succeeds and that writer writes into its new ring; the
+ * writers nested in a swap write before or after it. The spare is read first:
+ * every event written is read once, at its time, in time order.
+ */
+static bool family_swap(struct bounds b)
+{
+	static const int positions[] = {
+		POS_START, POS_MID, POS_EXACT, POS_CROSS, POS_NESTED,
+	};
+	struct family *f = new_family("swap", false, 0, 16 * 4096, b);
+	struct nest_plan p = { 0 };
+	unsigned long paths0[8], events0;
+	bool ok;
+
+	if (!f)
+		return false;
+	memcpy(paths0, ctx.paths, sizeof(paths0));
+	events0 = ctx.events;
+	ctx.buffer = f->buffer;
+	ctx.page = rbn_alloc_read_page(f->buffer, 0);
+	for (unsigned int i = 0; i < sizeof(positions) / sizeof(positions[0]);
+	     i++) {
+		f->pos = positions[i];
+		explore(f, &p);
+	}
+	rbn_free_read_page(f->buffer, 0, ctx.page);
+	ctx.page = NULL;
+	print_family(f);
+	ktap_print("  swaps %lu: %lu refused (-EBUSY, a writer holding its bit), %lu done",
+		   f->swaps, f->swaps_busy, f->swaps - f->swaps_busy);
+	print_paths_since(paths0, events0);
+	ok = !f->failed && f->scenarios && f->swaps_busy &&
+	     f->swaps > f->swaps_busy;
+	free_family(f);
+	return ok;
+}
+
 /* Every label got a nested writer somewhere. */
 static bool labels_reached(void)
 {
@@ -1047,6 +1151,10 @@ int main(void)
 	struct bounds abs_bounds = discard_bounds;
 	/* The discard families with the run-time validator on. */
 	struct bounds val_bounds = discard_bounds;
+	/* One swap per plan of up to three writers, no reader, no jump. */
+	struct bounds swap_bounds = {
+		.writes = MAX_WRITERS - 2, .quick = quick, .swaps = true,
+	};
 
 	abs_bounds.abs_ts = true;
 	val_bounds.validate = true;
@@ -1083,7 +1191,7 @@ int main(void)
 			    "nest_overwrite_absolute_validate");
 		return ktap_finish();
 	}
-	ktap_start(9);
+	ktap_start(10);
 	ktap_print("plans of 1 to 4 writers (depth up to 4), 0-2 interrupts per writer at any of the points of %d labels (%d of the reader's swap) the code reaches%s",
 		   NEST_NR_LABELS, RBN_NR_READER_LABELS,
 		   quick ? ", quick sample of 4-writer plans" : "");
@@ -1100,6 +1208,7 @@ int main(void)
 	ktap_result(family_nest("validate", val_bounds, 2), "nest_validate");
 	ktap_result(family_overwrite("overwrite validate", val_bounds, 3, 2),
 		    "nest_overwrite_validate");
+	ktap_result(family_swap(swap_bounds), "nest_swap");
 	ktap_result(labels_reached(), "nest_every_label_reached");
 	return ktap_finish();
 }

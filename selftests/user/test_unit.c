@@ -3569,8 +3569,8 @@ static void t_label_names(void)
 		;
 	CHECK(a == RBN_NR_LABELS, "%d names before the first NULL, RBN_NR_LABELS %d",
 	      a, RBN_NR_LABELS);
-	CHECK(RBN_LABEL_VALIDATE == RBN_NR_LABELS - 1, "last label %d",
-	      RBN_LABEL_VALIDATE);
+	CHECK(RBN_LABEL_SWAP_DONE == RBN_NR_LABELS - 1, "last label %d",
+	      RBN_LABEL_SWAP_DONE);
 	CHECK(!strcmp(rbn_label_name(RBN_LABEL_CONTEXT), "context") &&
 	      !strcmp(rbn_label_name(RBN_LABEL_A_TAIL), "a_tail") &&
 	      !strcmp(rbn_label_name(RBN_LABEL_F_WRITE), "f_write") &&
@@ -4247,6 +4247,257 @@ out:
 	goto out_quiet;
 }
 
+/* A swap (or a write) from the test hook, once, at a label. */
+struct swap_hook {
+	int label;
+	struct rbn_buffer *a, *b;	/* swap a and b; b NULL: write to a */
+	int ret;
+	int done;
+	unsigned int flags;		/* of the nested write */
+	bool all;			/* rbn_swap(), not rbn_swap_cpu() */
+	int swap_labels;		/* RBN_LABEL_SWAP seen: swaps tried */
+};
+
+static void swap_hook_fn(struct rbn_buffer *buf, int cpu, int label, void *arg)
+{
+	struct swap_hook *h = arg;
+	int saved = rbn_user_context;
+
+	(void)buf;
+	(void)cpu;
+	if (label == RBN_LABEL_SWAP)
+		h->swap_labels++;
+	if (label != h->label || h->done)
+		return;
+	h->done = 1;
+	rbn_user_context = saved + 1;	/* an interrupt */
+	if (h->b && h->all) {
+		h->ret = rbn_swap(h->a, h->b);
+	} else if (h->b) {
+		h->ret = rbn_swap_cpu(h->a, h->b, 0);
+	} else {
+		struct rbn_event *ev = rbn_reserve(h->a, 16);
+
+		h->ret = ev ? 0 : -EBUSY;
+		if (ev) {
+			make_payload(rbn_event_data(ev), 16, 900);
+			rbn_commit(h->a, ev);
+		}
+	}
+	rbn_user_context = saved;
+}
+
+/* The sequence numbers a buffer's CPU 0 gives, consumed, in @seq. */
+static unsigned int swap_drain(struct rbn_buffer *b, u32 *seq, unsigned int max)
+{
+	struct rbn_event *ev;
+	unsigned int n = 0;
+
+	while (n < max && (ev = rbn_consume(b, 0, NULL, NULL)))
+		seq[n++] = rd32(rbn_event_data(ev));
+	return n;
+}
+
+/*
+ * rbn_swap_cpu(): refuses what it must, moves a CPU's ring with its
+ * counters, refuses (-EBUSY) while a writer of the CPU is between its
+ * lock and its commit, and a writer interrupted before its lock writes
+ * into the buffer that is its own after the swap; a writer nested in the
+ * swap finds recording off.
+ */
+static void t_swap(void)
+{
+	struct rbn_buffer *a = mkbuf(4, 0, false, 2), *b = mkbuf(4, 0, false, 2);
+	struct rbn_buffer *c1 = mkbuf(4, 1, false, 2), *c2 = mkbuf(8, 0, false, 2);
+	struct rbn_buffer *c3 = mkbuf(4, 0, true, 2);
+	struct swap_hook h = { 0 };
+	u32 seq[16];
+	unsigned int n;
+
+	if (!a || !b || !c1 || !c2 || !c3)
+		goto out;
+	mock_now = 100;
+	CHECK(rbn_swap_cpu(a, a, 0) == -EINVAL && rbn_swap_cpu(a, b, 2) == -EINVAL &&
+	      rbn_swap_cpu(a, b, -1) == -EINVAL && rbn_swap_cpu(a, c1, 0) == -EINVAL &&
+	      rbn_swap_cpu(a, c2, 0) == -EINVAL && rbn_swap_cpu(a, c3, 0) == -EINVAL,
+	      "bad swaps refused with EINVAL");
+	rbn_user_cpu = 1;
+	CHECK(rbn_swap_cpu(a, b, 0) == -EINVAL, "swap of CPU 0 from CPU 1 refused");
+	rbn_user_cpu = 0;
+
+	/* a: 1 2 3, b: 10 11; swapped, and back */
+	wr(a, 8, 1);
+	wr(a, 8, 2);
+	wr(a, 8, 3);
+	wr(b, 8, 10);
+	wr(b, 8, 11);
+	CHECK(rbn_swap_cpu(a, b, 0) == 0, "swap");
+	CHECK(get_stats(a, 0).written == 2 && get_stats(b, 0).written == 3,
+	      "written follows the ring: a %" PRIu64 ", b %" PRIu64,
+	      get_stats(a, 0).written, get_stats(b, 0).written);
+	wr(a, 8, 12);
+	n = swap_drain(a, seq, 16);
+	CHECK(n == 3 && seq[0] == 10 && seq[1] == 11 && seq[2] == 12,
+	      "a after the swap: %u events (%u %u %u)", n, seq[0], seq[1], seq[2]);
+	n = swap_drain(b, seq, 16);
+	CHECK(n == 3 && seq[0] == 1 && seq[2] == 3, "b after the swap: %u events", n);
+
+	/* a writer between its lock and its commit: EBUSY, nothing moved */
+	wr(b, 8, 20);
+	h = (struct swap_hook){ .label = RBN_LABEL_RESERVED, .a = a, .b = b };
+	rbn_test_set_hook(swap_hook_fn, &h);
+	CHECK(wr(a, 8, 21) == 0, "write with a swap at reserved");
+	rbn_test_set_hook(NULL, NULL);
+	CHECK(h.done && h.ret == -EBUSY, "swap inside a write: %d (want -EBUSY)",
+	      h.ret);
+	n = swap_drain(a, seq, 16);
+	CHECK(n == 1 && seq[0] == 21, "a kept its event: %u", n);
+	n = swap_drain(b, seq, 16);
+	CHECK(n == 1 && seq[0] == 20, "b kept its event: %u", n);
+
+	/* the same for a writer of the other buffer */
+	h = (struct swap_hook){ .label = RBN_LABEL_RESERVED, .a = a, .b = b };
+	rbn_test_set_hook(swap_hook_fn, &h);
+	CHECK(wr(b, 8, 22) == 0, "write to b with a swap at reserved");
+	rbn_test_set_hook(NULL, NULL);
+	CHECK(h.done && h.ret == -EBUSY, "swap inside a write to b: %d (want -EBUSY)",
+	      h.ret);
+	n = swap_drain(b, seq, 16);
+	CHECK(n == 1 && seq[0] == 22 && rbn_empty_cpu(a, 0),
+	      "b kept its event, a empty: %u", n);
+
+	/* a swap before the writer's lock: it writes into its new ring */
+	wr(a, 8, 30);
+	wr(b, 8, 40);
+	h = (struct swap_hook){ .label = RBN_LABEL_CONTEXT, .a = a, .b = b };
+	rbn_test_set_hook(swap_hook_fn, &h);
+	CHECK(wr(a, 8, 31) == 0, "write with a swap before its lock");
+	rbn_test_set_hook(NULL, NULL);
+	CHECK(h.done && h.ret == 0, "swap before a writer's lock: %d", h.ret);
+	n = swap_drain(a, seq, 16);
+	CHECK(n == 2 && seq[0] == 40 && seq[1] == 31,
+	      "a: the other ring, then the write: %u (%u %u)", n, seq[0], seq[1]);
+	n = swap_drain(b, seq, 16);
+	CHECK(n == 1 && seq[0] == 30, "b: a's old ring: %u", n);
+
+	/*
+	 * A writer nested in the swap: before the stores, its event is in
+	 * the ring that goes to b; after them, in the one that comes to a.
+	 */
+	h = (struct swap_hook){ .label = RBN_LABEL_SWAP, .a = a };
+	rbn_test_set_hook(swap_hook_fn, &h);
+	CHECK(rbn_swap_cpu(a, b, 0) == 0, "swap with a writer nested in it");
+	rbn_test_set_hook(NULL, NULL);
+	CHECK(h.done && !h.ret && rbn_empty_cpu(a, 0) && !rbn_empty_cpu(b, 0),
+	      "writer at the start of the swap: %s, its event in %s",
+	      h.ret ? "refused" : "wrote", rbn_empty_cpu(b, 0) ? "a" : "b");
+	swap_drain(b, seq, 16);
+	h = (struct swap_hook){ .label = RBN_LABEL_SWAP_DONE, .a = a };
+	rbn_test_set_hook(swap_hook_fn, &h);
+	CHECK(rbn_swap_cpu(a, b, 0) == 0, "swap with a writer nested at its end");
+	rbn_test_set_hook(NULL, NULL);
+	CHECK(h.done && !h.ret && !rbn_empty_cpu(a, 0) && rbn_empty_cpu(b, 0),
+	      "writer at the end of the swap: %s, its event in %s",
+	      h.ret ? "refused" : "wrote", rbn_empty_cpu(a, 0) ? "b" : "a");
+	swap_drain(a, seq, 16);
+	CHECK(wr(a, 8, 50) == 0 && wr(b, 8, 60) == 0, "writes after the swaps");
+	ktap_print("swap: bad pairs refused, rings and counters moved, -EBUSY inside a write, a writer before its lock moved along, writers inside the swap on either side of it");
+out:
+	rbn_free(a);
+	rbn_free(b);
+	rbn_free(c1);
+	rbn_free(c2);
+	rbn_free(c3);
+}
+
+/* Events of CPU @cpu, consumed: their sequence numbers in @seq. */
+static unsigned int swap_drain_cpu(struct rbn_buffer *b, int cpu, u32 *seq,
+				   unsigned int max)
+{
+	struct rbn_event *ev;
+	unsigned int n = 0;
+
+	while (n < max && (ev = rbn_consume(b, cpu, NULL, NULL)))
+		seq[n++] = rd32(rbn_event_data(ev));
+	return n;
+}
+
+/*
+ * rbn_swap(): every CPU's ring moves; a mismatch on any CPU swaps
+ * nothing; a CPU that stays busy (a writer of CPU 1 between its lock and
+ * its commit calls it) gives -EBUSY with the CPUs before it swapped and
+ * it not.
+ */
+static void t_swap_all(void)
+{
+	struct rbn_buffer *a = mkbuf(4, 0, false, 2), *b = mkbuf(4, 0, false, 2);
+	struct rbn_buffer *c1 = mkbuf(4, 0, false, 3);
+	struct rbn_buffer *c2 = mkbuf(8, 0, false, 2);
+	struct swap_hook h = { 0 };
+	unsigned int n0, n1;
+	u32 s0[8], s1[8];
+
+	if (!a || !b || !c1 || !c2)
+		goto out;
+	mock_now = 100;
+	CHECK(rbn_swap(a, a) == -EINVAL && rbn_swap(a, NULL) == -EINVAL &&
+	      rbn_swap(a, c1) == -EINVAL, "bad pairs refused with EINVAL");
+	wr(a, 8, 5);
+	h = (struct swap_hook){ .label = -1 };
+	rbn_test_set_hook(swap_hook_fn, &h);
+	CHECK(rbn_swap(a, c2) == -EINVAL && !h.swap_labels &&
+	      !rbn_empty_cpu(a, 0) && rbn_empty_cpu(c2, 0),
+	      "other geometry: EINVAL, %d CPUs tried, nothing moved", h.swap_labels);
+	rbn_test_set_hook(NULL, NULL);
+	swap_drain_cpu(a, 0, s0, 8);
+	rbn_user_cpu = 0;
+	wr(a, 8, 1);
+	wr(b, 8, 2);
+	rbn_user_cpu = 1;
+	wr(a, 8, 3);
+	wr(b, 8, 4);
+	CHECK(rbn_swap(a, b) == 0, "swap of every CPU from CPU 1");
+	CHECK(rbn_user_cpu == 1, "still on CPU 1 after it");
+	rbn_user_cpu = 0;
+	n0 = swap_drain_cpu(a, 0, s0, 8);
+	n1 = swap_drain_cpu(a, 1, s1, 8);
+	CHECK(n0 == 1 && s0[0] == 2 && n1 == 1 && s1[0] == 4,
+	      "a has b's rings: cpu0 %u (%u), cpu1 %u (%u)", n0, s0[0], n1, s1[0]);
+	n0 = swap_drain_cpu(b, 0, s0, 8);
+	n1 = swap_drain_cpu(b, 1, s1, 8);
+	CHECK(n0 == 1 && s0[0] == 1 && n1 == 1 && s1[0] == 3,
+	      "b has a's rings: cpu0 %u (%u), cpu1 %u (%u)", n0, s0[0], n1, s1[0]);
+
+	/* CPU 1 busy for every try: CPU 0 swapped, CPU 1 not */
+	rbn_user_cpu = 0;
+	wr(a, 8, 10);
+	rbn_user_cpu = 1;
+	wr(b, 8, 11);
+	h = (struct swap_hook){ .label = RBN_LABEL_RESERVED, .a = a, .b = b,
+				.all = true };
+	rbn_test_set_hook(swap_hook_fn, &h);
+	CHECK(wr(a, 8, 12) == 0, "write on CPU 1 with a swap of all at reserved");
+	rbn_test_set_hook(NULL, NULL);
+	CHECK(h.done && h.ret == -EBUSY, "swap with CPU 1 busy: %d (want -EBUSY)",
+	      h.ret);
+	CHECK(h.swap_labels == 1 + 100,
+	      "swaps tried: %d (want CPU 0 once, CPU 1 100 times)", h.swap_labels);
+	n0 = swap_drain_cpu(b, 0, s0, 8);
+	n1 = swap_drain_cpu(a, 1, s1, 8);
+	CHECK(n0 == 1 && s0[0] == 10 && rbn_empty_cpu(a, 0),
+	      "CPU 0 swapped: b has %u (%u), a none", n0, s0[0]);
+	CHECK(n1 == 1 && s1[0] == 12 && swap_drain_cpu(b, 1, s1, 8) == 1 &&
+	      s1[0] == 11, "CPU 1 not swapped: the write in a, b's own in b");
+	rbn_user_cpu = 0;
+	ktap_print("swap of all CPUs: rings moved on both, EINVAL swaps nothing, a busy CPU gives -EBUSY after %d tries with the CPUs before it swapped",
+		   100);
+out:
+	rbn_free(a);
+	rbn_free(b);
+	rbn_free(c1);
+	rbn_free(c2);
+}
+
 static const struct tcase cases[] = {
 	{ "header_layout", t_header_layout },
 	{ "missed_count_exact_fit", t_missed_count_exact_fit },
@@ -4265,6 +4516,8 @@ static const struct tcase cases[] = {
 	{ "abs_mode", t_abs_mode },
 	{ "discard", t_discard },
 	{ "validate", t_validate },
+	{ "swap", t_swap },
+	{ "swap_all", t_swap_all },
 	{ "big_clock", t_big_clock },
 	{ "clock_back_fast", t_clock_back_fast },
 	{ "clock_back_nmi", t_clock_back_nmi },
