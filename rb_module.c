@@ -172,6 +172,7 @@ static void __rbn_buffer_reset(int clock, int abs)
 		WRITE_ONCE(rbn_clock_id, clock);
 	/* The grace period above waited for the writers of every CPU. */
 	rbn_reset_stopped(rbn_buf);
+	rbn_pipe_reset_done();
 	/* Empty and no writer in it: the core cannot refuse. */
 	if (abs >= 0)
 		WARN_ON_ONCE(rbn_set_time_stamp_abs(rbn_buf, abs));

@@ -35,11 +35,14 @@
  * calls rbn_pipe_wake_all(), and the sleepers look again. A trace_pipe_raw
  * reader then returns what there is, partly written sub-buffers too, and
  * 0 (end of file) when nothing is left: for as long as tracing is off, or
- * once after a reset of its CPU (rbn_cpu_resets() moved) that happened
- * while it was blocked. A trace_pipe reader returns 0 while tracing is off
- * and nothing is left; a reset alone does not end it. Opening "trace" for
- * reading pauses recording, but only tracing_on says whether tracing
- * stopped.
+ * once after a reset of the buffer (rbn_pipe_reset_done() moved the reset
+ * count) that happened while it was blocked. A trace_pipe reader returns 0
+ * while tracing is off and nothing is left; a reset alone does not end it.
+ * Opening "trace" for reading pauses recording, but only tracing_on says
+ * whether tracing stopped. The reset count is the module's, not the
+ * core's rbn_cpu_resets(): that one belongs to a CPU's ring, which a swap
+ * of rings between two buffers (a snapshot) moves away, and the ring that
+ * comes in has a count of its own.
  *
  * Life time. Every file has .owner = THIS_MODULE, so an open file holds a
  * reference on the module: while one is open, delete_module() fails with
@@ -106,6 +109,8 @@ struct rbn_pipe_cpu {
 static struct rbn_pipe_cpu *rbn_pipe_cpus;
 static int rbn_pipe_nr_cpus;
 static bool rbn_pipe_shutdown;
+/* Resets of the live buffer (rbn_pipe_reset_done()). */
+static unsigned long rbn_pipe_resets;
 
 /* trace_pipe readers and pollers. */
 static DECLARE_WAIT_QUEUE_HEAD(rbn_text_wq);
@@ -174,6 +179,19 @@ void rbn_pipe_commit_notify(int cpu)
 	    rbn_cpu_percent_full(rbn_buf, cpu, READ_ONCE(rbn_buffer_percent)))
 		irq_work_queue(&pcs[cpu].work);
 	/* Below the watermark: the bit stays, the next commit looks again. */
+}
+
+/**
+ * rbn_pipe_reset_done - the live buffer was reset
+ *
+ * For rb_module.c, right after it emptied rbn_buf and before it wakes the
+ * readers (rbn_pipe_wake_all()): a trace_pipe_raw reader blocked across
+ * it returns what there is, then end of file once. Caller holds the
+ * module's control mutex.
+ */
+void rbn_pipe_reset_done(void)
+{
+	WRITE_ONCE(rbn_pipe_resets, rbn_pipe_resets + 1);
 }
 
 /**
@@ -345,7 +363,7 @@ struct rbn_raw {
 
 /*
  * Wait until the watermark (and, for splice, a whole sub-buffer), the end
- * of tracing, or a reset of the CPU after its reset count was @resets.
+ * of tracing, or a reset of the buffer after the reset count was @resets.
  */
 static bool rbn_raw_ready(struct rbn_pipe_cpu *pc, bool splice,
 			  unsigned long resets)
@@ -354,7 +372,7 @@ static bool rbn_raw_ready(struct rbn_pipe_cpu *pc, bool splice,
 	/* The bit before the buffer: see rbn_pipe_commit_notify(). */
 	smp_mb__after_atomic();
 	if (rbn_pipe_going() || rbn_pipe_stopped() ||
-	    rbn_cpu_resets(rbn_buf, pc->cpu) != resets)
+	    READ_ONCE(rbn_pipe_resets) != resets)
 		return true;
 	if (!rbn_cpu_readable(rbn_buf, pc->cpu, READ_ONCE(rbn_buffer_percent)))
 		return false;
@@ -363,18 +381,17 @@ static bool rbn_raw_ready(struct rbn_pipe_cpu *pc, bool splice,
 
 /**
  * struct rbn_raw_waiter - a trace_pipe_raw reader waiting for data
- * @resets:	the CPU's reset count when the read or splice began
- * @reset:	the CPU was reset since then: stop waiting
+ * @resets:	the buffer's reset count when the read or splice began
+ * @reset:	the buffer was reset since then: stop waiting
  */
 struct rbn_raw_waiter {
 	unsigned long resets;
 	bool reset;
 };
 
-static void rbn_raw_waiter_init(struct rbn_raw_waiter *w,
-				struct rbn_pipe_cpu *pc)
+static void rbn_raw_waiter_init(struct rbn_raw_waiter *w)
 {
-	w->resets = rbn_cpu_resets(rbn_buf, pc->cpu);
+	w->resets = READ_ONCE(rbn_pipe_resets);
 	w->reset = false;
 }
 
@@ -388,7 +405,7 @@ static int rbn_raw_wait(struct rbn_pipe_cpu *pc, bool splice,
 				       rbn_raw_ready(pc, splice, w->resets));
 	if (ret)
 		return ret;
-	if (rbn_cpu_resets(rbn_buf, pc->cpu) != w->resets)
+	if (READ_ONCE(rbn_pipe_resets) != w->resets)
 		w->reset = true;
 	return 0;
 }
@@ -460,7 +477,7 @@ static ssize_t rbn_raw_read(struct file *file, char __user *ubuf,
 	if (mutex_lock_interruptible(&raw->lock))
 		return -ERESTARTSYS;
 
-	rbn_raw_waiter_init(&w, raw->pc);
+	rbn_raw_waiter_init(&w);
 	while (!raw->pending) {
 		stopped = w.reset || rbn_pipe_stopped();
 		if (nonblock || stopped ||
@@ -589,7 +606,7 @@ static ssize_t rbn_raw_splice_read(struct file *file, loff_t *ppos,
 
 	if (mutex_lock_interruptible(&raw->lock))
 		return -ERESTARTSYS;
-	rbn_raw_waiter_init(&w, pc);
+	rbn_raw_waiter_init(&w);
 	for (;;) {
 		stopped = w.reset || rbn_pipe_stopped();
 		ret = -EAGAIN;
@@ -635,8 +652,7 @@ static __poll_t rbn_raw_poll(struct file *file, poll_table *wait)
 
 	poll_wait(file, &raw->pc->wq, wait);
 	if (READ_ONCE(raw->pending) ||
-	    rbn_raw_ready(raw->pc, true,
-			  rbn_cpu_resets(rbn_buf, raw->pc->cpu)))
+	    rbn_raw_ready(raw->pc, true, READ_ONCE(rbn_pipe_resets)))
 		return EPOLLIN | EPOLLRDNORM;
 	return 0;
 }
