@@ -9,6 +9,9 @@
  *   trace			  text, all CPUs merged by time, not
  *				  consuming; a write resets the buffer
  *
+ * The text (trace) and the raw readers take the buffer they read (struct
+ * rbn_trace, struct rbn_raw): rbn_buf for these files.
+ *
  * Blocking and waking. A reader about to sleep sets its bit in the CPU's
  * wake word, then looks at the buffer; a writer, after each commit, looks
  * at the wake word (rbn_pipe_commit_notify(), any context up to NMI). A
@@ -347,14 +350,17 @@ static int rbn_format_event(char *buf, size_t size, int cpu, u64 ts,
 /**
  * struct rbn_raw - one open trace_pipe_raw file
  * @pc:		its CPU
+ * @buffer:	the buffer it reads
  * @lock:	serialises read() and splice() on the file (@spare)
- * @spare:	the page rbn_read_page() fills; a page spliced out is
- *		replaced by a new one
+ * @spare:	the page rbn_read_page() fills, from @buffer's
+ *		rbn_alloc_read_page(); a page spliced out is replaced by a
+ *		new one
  * @cpage:	order > 0: the compound page the next splice copies into
  * @pending:	@spare holds a sub-buffer a read() could not copy out
  */
 struct rbn_raw {
 	struct rbn_pipe_cpu *pc;
+	struct rbn_buffer *buffer;
 	struct mutex lock;		/* read() and splice() */
 	void *spare;
 	struct page *cpage;
@@ -417,15 +423,27 @@ static int rbn_raw_read_page(struct rbn_raw *raw, bool full)
 	int ret;
 
 	if (!raw->spare) {
-		raw->spare = rbn_alloc_read_page(rbn_buf, pc->cpu);
+		raw->spare = rbn_alloc_read_page(raw->buffer, pc->cpu);
 		if (!raw->spare)
 			return -ENOMEM;
 	}
 	mutex_lock(&pc->read_mutex);
-	ret = rbn_read_page(rbn_buf, pc->cpu, &raw->spare,
-			    rbn_subbuf_size(rbn_buf), full);
+	ret = rbn_read_page(raw->buffer, pc->cpu, &raw->spare,
+			    rbn_subbuf_size(raw->buffer), full);
 	mutex_unlock(&pc->read_mutex);
 	return ret;
+}
+
+static struct rbn_raw *rbn_raw_new(struct inode *inode)
+{
+	struct rbn_raw *raw;
+
+	raw = kzalloc(sizeof(*raw), GFP_KERNEL);
+	if (!raw)
+		return NULL;
+	raw->pc = inode->i_private;
+	mutex_init(&raw->lock);
+	return raw;
 }
 
 static int rbn_raw_open(struct inode *inode, struct file *file)
@@ -434,11 +452,10 @@ static int rbn_raw_open(struct inode *inode, struct file *file)
 
 	if (!rbn_files_ready())
 		return -ENODEV;
-	raw = kzalloc(sizeof(*raw), GFP_KERNEL);
+	raw = rbn_raw_new(inode);
 	if (!raw)
 		return -ENOMEM;
-	raw->pc = inode->i_private;
-	mutex_init(&raw->lock);
+	raw->buffer = rbn_buf;
 	file->private_data = raw;
 	return nonseekable_open(inode, file);
 }
@@ -447,7 +464,8 @@ static int rbn_raw_release(struct inode *inode, struct file *file)
 {
 	struct rbn_raw *raw = file->private_data;
 
-	rbn_free_read_page(rbn_buf, raw->pc->cpu, raw->spare);
+	/* A page of @buffer goes back to @buffer. */
+	rbn_free_read_page(raw->buffer, raw->pc->cpu, raw->spare);
 	if (raw->cpage)
 		__free_pages(raw->cpage, compound_order(raw->cpage));
 	mutex_destroy(&raw->lock);
@@ -466,7 +484,7 @@ static ssize_t rbn_raw_read(struct file *file, char __user *ubuf,
 			    size_t cnt, loff_t *ppos)
 {
 	struct rbn_raw *raw = file->private_data;
-	unsigned int size = rbn_subbuf_size(rbn_buf);
+	unsigned int size = rbn_subbuf_size(raw->buffer);
 	bool nonblock = file->f_flags & O_NONBLOCK;
 	struct rbn_raw_waiter w;
 	bool stopped;
@@ -481,7 +499,7 @@ static ssize_t rbn_raw_read(struct file *file, char __user *ubuf,
 	while (!raw->pending) {
 		stopped = w.reset || rbn_pipe_stopped();
 		if (nonblock || stopped ||
-		    rbn_cpu_readable(rbn_buf, raw->pc->cpu,
+		    rbn_cpu_readable(raw->buffer, raw->pc->cpu,
 				     READ_ONCE(rbn_buffer_percent))) {
 			ret = rbn_raw_read_page(raw, false);
 			if (ret >= 0) {
@@ -538,7 +556,7 @@ out_unlock:
 static int rbn_raw_splice_one(struct rbn_raw *raw,
 			      struct pipe_inode_info *pipe, bool full)
 {
-	unsigned int size = rbn_subbuf_size(rbn_buf);
+	unsigned int size = rbn_subbuf_size(raw->buffer);
 	unsigned int order = get_order(size);
 	struct pipe_buffer buf = { };
 	struct page *page;
@@ -592,7 +610,7 @@ static ssize_t rbn_raw_splice_read(struct file *file, loff_t *ppos,
 {
 	struct rbn_raw *raw = file->private_data;
 	struct rbn_pipe_cpu *pc = raw->pc;
-	unsigned int size = rbn_subbuf_size(rbn_buf);
+	unsigned int size = rbn_subbuf_size(raw->buffer);
 	bool nonblock = (file->f_flags & O_NONBLOCK) ||
 			(flags & SPLICE_F_NONBLOCK);
 	struct rbn_raw_waiter w;
@@ -615,7 +633,7 @@ static ssize_t rbn_raw_splice_read(struct file *file, loff_t *ppos,
 			ret = rbn_raw_splice_one(raw, pipe, !stopped);
 			/* The final rest of a sub-buffer read in part. */
 			if (ret == -EAGAIN && !stopped &&
-			    rbn_cpu_subbuf_ready(rbn_buf, pc->cpu))
+			    rbn_cpu_subbuf_ready(raw->buffer, pc->cpu))
 				ret = rbn_raw_splice_one(raw, pipe, false);
 			if (ret)
 				break;
@@ -869,7 +887,8 @@ enum rbn_peeked {
 
 /**
  * struct rbn_trace - one "trace" file open for reading
- * @iters:	an iterator per CPU; they stop recording
+ * @buffer:	the buffer it shows
+ * @iters:	an iterator per CPU; they stop recording into @buffer
  * @peeked:	what rbn_iter_peek() said last, per CPU (enum rbn_peeked)
  * @ts:		the time stamp of the CPU's next event if RBN_PEEK_EVENT
  * @cur:	the CPU of the oldest event, or -1 at the end
@@ -879,6 +898,7 @@ enum rbn_peeked {
  * @line:	RBN_LINE_MAX bytes for a line
  */
 struct rbn_trace {
+	struct rbn_buffer *buffer;
 	struct rbn_iter **iters;
 	u8 *peeked;
 	u64 *ts;
@@ -1005,7 +1025,12 @@ static const struct seq_operations rbn_trace_seq_ops = {
 	.show	= rbn_trace_show,
 };
 
-static int rbn_trace_open_read(struct file *file)
+/*
+ * The text of @buffer's unread events, merged by time, not consumed:
+ * an iterator per CPU, which stops recording into @buffer until the file
+ * is closed.
+ */
+static int rbn_trace_open_read(struct file *file, struct rbn_buffer *buffer)
 {
 	struct rbn_cpu_stats st;
 	struct rbn_trace *tr;
@@ -1014,6 +1039,7 @@ static int rbn_trace_open_read(struct file *file)
 	tr = kzalloc(sizeof(*tr), GFP_KERNEL);
 	if (!tr)
 		return -ENOMEM;
+	tr->buffer = buffer;
 	tr->iters = kcalloc(rbn_pipe_nr_cpus, sizeof(*tr->iters), GFP_KERNEL);
 	tr->peeked = kcalloc(rbn_pipe_nr_cpus, sizeof(*tr->peeked),
 			     GFP_KERNEL);
@@ -1024,17 +1050,17 @@ static int rbn_trace_open_read(struct file *file)
 
 	/* Recording off on every CPU, then one wait for the writers. */
 	for (cpu = 0; cpu < rbn_pipe_nr_cpus; cpu++) {
-		tr->iters[cpu] = rbn_iter_prepare(rbn_buf, cpu);
+		tr->iters[cpu] = rbn_iter_prepare(buffer, cpu);
 		if (!tr->iters[cpu])
 			goto err_free_trace;
 	}
-	rbn_iter_prepare_sync(rbn_buf);
+	rbn_iter_prepare_sync(buffer);
 	for (cpu = 0; cpu < rbn_pipe_nr_cpus; cpu++) {
 		/* May swap the reader page: not under a consumer's event. */
 		mutex_lock(&rbn_pipe_cpus[cpu].read_mutex);
 		rbn_iter_snapshot(tr->iters[cpu]);
 		mutex_unlock(&rbn_pipe_cpus[cpu].read_mutex);
-		if (!rbn_cpu_stats(rbn_buf, cpu, &st)) {
+		if (!rbn_cpu_stats(buffer, cpu, &st)) {
 			tr->entries += st.entries;
 			tr->written += st.written;
 		}
@@ -1066,7 +1092,7 @@ static int rbn_trace_open(struct inode *inode, struct file *file)
 		rbn_buffer_reset();
 	if (!(file->f_mode & FMODE_READ))
 		return 0;
-	return rbn_trace_open_read(file);
+	return rbn_trace_open_read(file, rbn_buf);
 }
 
 static int rbn_trace_release(struct inode *inode, struct file *file)
