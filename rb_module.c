@@ -70,7 +70,10 @@ struct rbn_buffer *rbn_buf;
 static struct dentry *rbn_root;
 static struct dentry **rbn_cpu_dirs;
 
-/* Serialises the control files: tracing_on, clock, size, reset. */
+/*
+ * Serialises the control files: tracing_on, clock, size, reset, and
+ * everything about the snapshot's spare buffer (rbn_spare and its users).
+ */
 static DEFINE_MUTEX(rbn_ctl_mutex);
 
 /*
@@ -549,6 +552,232 @@ static const struct file_operations rbn_reset_fops = {
 	.llseek	= noop_llseek,
 };
 
+/* ------------------------------------------------------------------ */
+/* snapshot: the spare buffer                                         */
+/* ------------------------------------------------------------------ */
+
+/*
+ * The snapshot, as ftrace's "snapshot" file and its max buffer: a spare
+ * buffer of the live one's sub-buffer size, number of sub-buffers, clock,
+ * time-stamp mode and overwrite setting, to which no writer ever writes.
+ *
+ *   echo 1 > snapshot   allocate the spare if there is none, or
+ *                       allocate a new one if the live buffer was resized
+ *                       or switched clock or time-stamp mode since (the
+ *                       old one is freed once the new one is there: a
+ *                       failed allocation changes nothing); else clear
+ *                       it. Then swap every CPU's ring between the two
+ *                       (rbn_swap(): on each CPU in turn, by an IPI).
+ *                       The spare holds what the live buffer held, and
+ *                       the live buffer goes on with empty rings.
+ *   echo 0 > snapshot   free the spare
+ *   echo 2 > snapshot   clear the spare; nothing without one
+ *   anything else       EINVAL, nothing changes
+ *
+ * Where rbnest differs from ftrace: ftrace does not clear the max buffer
+ * before its swap, so after "echo 1" its live buffer holds the previous
+ * snapshot's events and goes on writing behind them; rbnest's live buffer
+ * starts empty, and an event is either in the snapshot or was read from
+ * the live buffer, never both. ftrace clears the snapshot for any value
+ * but 0 and 1; rbnest takes 2 only. ftrace swaps the whole buffers with
+ * interrupts off on one CPU; rbnest swaps each CPU's ring on that CPU, so
+ * the CPUs are not swapped at one instant (see rbn_swap()). And rbnest
+ * refuses (EBUSY) every write while a snapshot file (snapshot, a
+ * snapshot_raw) is open for reading, where ftrace lets a swap go on under
+ * its readers: the spare is never cleared, swapped or freed under one,
+ * and a reader's page from rbn_alloc_read_page() always goes back to the
+ * buffer it came from. "echo 1" is also refused while "trace" is open for
+ * reading: its iterators hold the live buffer's rings, which a swap would
+ * move into the spare.
+ *
+ * rbn_swap() returns -EBUSY when a writer stayed inside its commit on a
+ * CPU for all of its tries: the CPUs before that one are swapped, the
+ * others are not. The write fails with EBUSY (and the log says so once in
+ * a while); "echo 1" again takes a whole snapshot, from a cleared spare.
+ *
+ * Writers. A writer reads its CPU's ring from rbn_buf before it takes its
+ * recursion bit, and looks again once it holds it: one that the swap's
+ * IPI interrupted in between finds the ring moved and writes in the new
+ * one, but it has set and cleared its bit in the ring that went to the
+ * spare. It runs with preemption off, so a grace period waits for it:
+ * the spare is cleared with rbn_reset(), which waits for one, and freed
+ * after synchronize_rcu(). The swap itself runs in the IPI, in hard
+ * interrupt context; everything here runs in task context under
+ * rbn_ctl_mutex, which no writer and no reader waits for.
+ */
+
+/* The spare buffer, or NULL. Under rbn_ctl_mutex. */
+static struct rbn_buffer *rbn_spare;
+/* The clock rbn_spare was allocated for. */
+static int rbn_spare_clock;
+/* Snapshot files open for reading: they hold rbn_spare as it is. */
+static unsigned int rbn_snapshot_users;
+/* "trace" files open for reading: they hold rbn_buf's rings in place. */
+static unsigned int rbn_trace_iters;
+
+/* The spare can take the live buffer's rings: same geometry, clock, mode. */
+static bool rbn_spare_fits(struct rbn_buffer *spare)
+{
+	return rbn_subbuf_size(spare) == rbn_subbuf_size(rbn_buf) &&
+	       rbn_nr_subbufs(spare) == rbn_nr_subbufs(rbn_buf) &&
+	       rbn_time_stamp_abs(spare) == rbn_time_stamp_abs(rbn_buf) &&
+	       rbn_spare_clock == rbn_clock_id;
+}
+
+/* A new, empty spare for the live buffer as it is now, or an ERR_PTR(). */
+static struct rbn_buffer *rbn_spare_alloc(void)
+{
+	struct rbn_config cfg = {
+		.size		= rbn_size(rbn_buf),
+		.order		= subbuf_order,
+		.overwrite	= overwrite,
+		.clock		= rbn_module_clock,
+		.nr_cpus	= rbn_nr_cpus(rbn_buf),
+		.abs_ts		= rbn_time_stamp_abs(rbn_buf),
+	};
+	u64 pages = (u64)(rbn_nr_subbufs(rbn_buf) + 1) << subbuf_order;
+
+	lockdep_assert_held(&rbn_ctl_mutex);
+	/* As at load: more than the memory available fails at once. */
+	if (pages * rbn_nr_cpus(rbn_buf) > si_mem_available())
+		return ERR_PTR(-ENOMEM);
+	return rbn_alloc(&cfg);
+}
+
+static void __rbn_spare_free(void)
+{
+	lockdep_assert_held(&rbn_ctl_mutex);
+	if (!rbn_spare)
+		return;
+	/* A writer that found its ring moved by the last swap is gone. */
+	synchronize_rcu();
+	rbn_free(rbn_spare);
+	rbn_spare = NULL;
+}
+
+/* echo 1: a spare that fits, cleared, swapped with the live buffer. */
+static int __rbn_snapshot_take(void)
+{
+	struct rbn_buffer *spare = rbn_spare;
+	int ret;
+
+	lockdep_assert_held(&rbn_ctl_mutex);
+	if (spare && rbn_spare_fits(spare)) {
+		/* Nothing writes to it; the grace period covers stragglers. */
+		rbn_reset(spare);
+	} else {
+		spare = rbn_spare_alloc();
+		if (IS_ERR(spare))
+			return PTR_ERR(spare);
+		__rbn_spare_free();
+		rbn_spare = spare;
+		rbn_spare_clock = rbn_clock_id;
+	}
+	ret = rbn_swap(rbn_buf, spare);
+	if (ret == -EBUSY)
+		pr_warn_ratelimited("snapshot: a writer stayed in its commit, CPUs before it swapped\n");
+	else if (ret)
+		pr_warn_ratelimited("snapshot: swap failed: %d\n", ret);
+	return ret;
+}
+
+/**
+ * rbn_snapshot_get - hold the spare buffer for a snapshot file's reader
+ *
+ * Until rbn_snapshot_put(), every write to "snapshot" fails with -EBUSY:
+ * the spare is not freed, cleared, replaced or swapped. Open files hold
+ * the module, so no unload comes in between either. May sleep.
+ *
+ * Return: the spare, or NULL when there is none (the file then reads
+ * empty, whatever "echo 1" does meanwhile: it is refused).
+ */
+struct rbn_buffer *rbn_snapshot_get(void)
+{
+	struct rbn_buffer *spare;
+
+	mutex_lock(&rbn_ctl_mutex);
+	rbn_snapshot_users++;
+	spare = rbn_spare;
+	mutex_unlock(&rbn_ctl_mutex);
+	return spare;
+}
+
+/**
+ * rbn_snapshot_put - a reader is done with the spare of rbn_snapshot_get()
+ */
+void rbn_snapshot_put(void)
+{
+	mutex_lock(&rbn_ctl_mutex);
+	if (!WARN_ON_ONCE(!rbn_snapshot_users))
+		rbn_snapshot_users--;
+	mutex_unlock(&rbn_ctl_mutex);
+}
+
+/**
+ * rbn_trace_iter_get - a "trace" reader is about to iterate over rbn_buf
+ *
+ * Until rbn_trace_iter_put(), "echo 1 > snapshot" fails with -EBUSY: the
+ * core's iterators hold a CPU's ring, and give recording back to the
+ * buffer that ring is in when they finish. May sleep.
+ */
+void rbn_trace_iter_get(void)
+{
+	mutex_lock(&rbn_ctl_mutex);
+	rbn_trace_iters++;
+	mutex_unlock(&rbn_ctl_mutex);
+}
+
+/**
+ * rbn_trace_iter_put - the iterators of rbn_trace_iter_get() are finished
+ */
+void rbn_trace_iter_put(void)
+{
+	mutex_lock(&rbn_ctl_mutex);
+	if (!WARN_ON_ONCE(!rbn_trace_iters))
+		rbn_trace_iters--;
+	mutex_unlock(&rbn_ctl_mutex);
+}
+
+/**
+ * rbn_snapshot_write - a write to the "snapshot" file
+ * @file:	the file
+ * @ubuf:	"0", "1" or "2", an optional newline after it
+ * @cnt:	its length
+ * @ppos:	the file position
+ *
+ * Return: @cnt; -EINVAL for anything but 0, 1 or 2 (nothing changes);
+ * -EBUSY while a snapshot file is open for reading, for 1 also while
+ * "trace" is, or when rbn_swap() gave up on a CPU (the CPUs before it are
+ * swapped); -ENOMEM when the spare cannot be allocated (nothing changes).
+ */
+ssize_t rbn_snapshot_write(struct file *file, const char __user *ubuf,
+			   size_t cnt, loff_t *ppos)
+{
+	unsigned long val;
+	int ret;
+
+	ret = rbn_parse_ulong(ubuf, cnt, &val);
+	if (ret)
+		return ret;
+	if (val > 2)
+		return -EINVAL;
+
+	mutex_lock(&rbn_ctl_mutex);
+	if (rbn_snapshot_users || (val == 1 && rbn_trace_iters))
+		ret = -EBUSY;
+	else if (val == 1)
+		ret = __rbn_snapshot_take();
+	else if (val == 0)
+		__rbn_spare_free();
+	else if (rbn_spare)
+		rbn_reset(rbn_spare);
+	mutex_unlock(&rbn_ctl_mutex);
+	if (ret)
+		return ret;
+	*ppos += cnt;
+	return cnt;
+}
+
 /* header_page, header_event, events/rbnest/sample/format */
 
 static int rbn_header_page_show(struct seq_file *m, void *v)
@@ -875,6 +1104,9 @@ static void __exit rbnest_exit(void)
 	rbn_pipe_exit();
 	kfree(rbn_cpu_dirs);
 	rbn_cpu_dirs = NULL;
+	/* No file holds it, no writer is left to straggle in its rings. */
+	rbn_free(rbn_spare);
+	rbn_spare = NULL;
 	rbn_free(rbn_buf);
 	rbn_buf = NULL;
 }

@@ -2,8 +2,10 @@
 /*
  * rbnest module internals shared by its files:
  *
- *   rb_module.c   parameters, load/unload, debugfs control files
- *   rb_pipe.c     trace_pipe_raw (read, splice, poll), trace, trace_pipe
+ *   rb_module.c   parameters, load/unload, debugfs control files, the
+ *                 snapshot's spare buffer
+ *   rb_pipe.c     trace_pipe_raw (read, splice, poll), trace, trace_pipe,
+ *                 the snapshot file's text, snapshot_raw
  *   rb_writers.c  the writers: tracepoints, kprobes, load generator
  *   rb_inject.c   the "inject" file: nested writes at write-path labels
  *   rb_bench.c    the "bench" file: rbnest against the kernel ring buffer
@@ -34,6 +36,12 @@ bool rbn_tracing_is_on(void);
 struct dentry *rbn_debugfs_cpu_dir(int cpu);
 bool rbn_files_ready(void);
 struct dentry *rbn_debugfs_check(struct dentry *d);
+struct rbn_buffer *rbn_snapshot_get(void);
+void rbn_snapshot_put(void);
+ssize_t rbn_snapshot_write(struct file *file, const char __user *ubuf,
+			   size_t cnt, loff_t *ppos);
+void rbn_trace_iter_get(void);
+void rbn_trace_iter_put(void);
 
 /* rb_pipe.c */
 int rbn_pipe_init(void);

@@ -8,9 +8,17 @@
  *   trace_pipe			  text, all CPUs merged by time, consuming
  *   trace			  text, all CPUs merged by time, not
  *				  consuming; a write resets the buffer
+ *   snapshot			  the same text of the spare buffer
+ *				  ("snapshot", rb_module.c), not
+ *				  consuming; writes are rb_module.c's
+ *   per_cpu/cpuN/snapshot_raw	  the spare's sub-buffers, as
+ *				  trace_pipe_raw gives the live ones, by
+ *				  read() or splice(), consuming, never
+ *				  blocking
  *
- * The text (trace) and the raw readers take the buffer they read (struct
- * rbn_trace, struct rbn_raw): rbn_buf for these files.
+ * The text and the raw readers take the buffer they read: rbn_buf, or the
+ * spare a snapshot file holds (rbn_snapshot_get()). The spare is written
+ * by nobody, so its readers never wait: what it holds, then end of file.
  *
  * Blocking and waking. A reader about to sleep sets its bit in the CPU's
  * wake word, then looks at the buffer; a writer, after each commit, looks
@@ -42,10 +50,16 @@
  * count) that happened while it was blocked. A trace_pipe reader returns 0
  * while tracing is off and nothing is left; a reset alone does not end it.
  * Opening "trace" for reading pauses recording, but only tracing_on says
- * whether tracing stopped. The reset count is the module's, not the
- * core's rbn_cpu_resets(): that one belongs to a CPU's ring, which a swap
- * of rings between two buffers (a snapshot) moves away, and the ring that
- * comes in has a count of its own.
+ * whether tracing stopped.
+ *
+ * A snapshot (echo 1 > snapshot) is not a reset for these readers: the
+ * live buffer goes on, with an empty ring on every CPU, and a blocked
+ * reader goes on waiting for its watermark in it. The reset count is the
+ * module's, not the core's rbn_cpu_resets(): that one belongs to a CPU's
+ * ring, which a snapshot swaps out, and the ring that comes back has a
+ * count of its own. A read that was in the core when the ring was swapped
+ * out takes its events from that ring, in the spare now: they are read
+ * once, by that reader, and are not in the snapshot.
  *
  * Life time. Every file has .owner = THIS_MODULE, so an open file holds a
  * reference on the module: while one is open, delete_module() fails with
@@ -95,10 +109,12 @@
  * @cpu:	the CPU
  * @work:	queued by a commit when @wake is set; wakes the readers
  * @wq:		trace_pipe_raw readers and pollers of the CPU
- * @read_mutex:	serialises the consuming reads of the CPU done here, so
- *		that an event trace_pipe formats cannot be taken away by a
- *		page swap of trace_pipe_raw meanwhile
+ * @read_mutex:	serialises the consuming reads of the CPU done here, of
+ *		rbn_buf and of the spare, so that an event trace_pipe
+ *		formats cannot be taken away by a page swap of
+ *		trace_pipe_raw or snapshot_raw meanwhile
  * @raw:	the trace_pipe_raw file
+ * @snap_raw:	the snapshot_raw file
  */
 struct rbn_pipe_cpu {
 	atomic_t wake;
@@ -107,12 +123,13 @@ struct rbn_pipe_cpu {
 	wait_queue_head_t wq;
 	struct mutex read_mutex;	/* see above */
 	struct dentry *raw;
+	struct dentry *snap_raw;
 };
 
 static struct rbn_pipe_cpu *rbn_pipe_cpus;
 static int rbn_pipe_nr_cpus;
 static bool rbn_pipe_shutdown;
-/* Resets of the live buffer (rbn_pipe_reset_done()). */
+/* Resets of the live buffer (rbn_pipe_reset_done()); snapshots aside. */
 static unsigned long rbn_pipe_resets;
 
 /* trace_pipe readers and pollers. */
@@ -120,6 +137,7 @@ static DECLARE_WAIT_QUEUE_HEAD(rbn_text_wq);
 
 static struct dentry *rbn_trace_dentry;
 static struct dentry *rbn_trace_pipe_dentry;
+static struct dentry *rbn_snapshot_dentry;
 
 /* ------------------------------------------------------------------ */
 /* Waking                                                             */
@@ -344,13 +362,16 @@ static int rbn_format_event(char *buf, size_t size, int cpu, u64 ts,
 }
 
 /* ------------------------------------------------------------------ */
-/* per_cpu/cpuN/trace_pipe_raw                                        */
+/* per_cpu/cpuN/trace_pipe_raw and per_cpu/cpuN/snapshot_raw          */
 /* ------------------------------------------------------------------ */
 
 /**
- * struct rbn_raw - one open trace_pipe_raw file
+ * struct rbn_raw - one open trace_pipe_raw or snapshot_raw file
  * @pc:		its CPU
- * @buffer:	the buffer it reads
+ * @buffer:	the buffer it reads: rbn_buf, or for snapshot_raw the spare
+ *		it holds (NULL: there was none at open, the file is empty)
+ * @snapshot:	a snapshot_raw file: @buffer is held from open to release
+ *		(rbn_snapshot_get()), nothing writes to it, nothing waits
  * @lock:	serialises read() and splice() on the file (@spare)
  * @spare:	the page rbn_read_page() fills, from @buffer's
  *		rbn_alloc_read_page(); a page spliced out is replaced by a
@@ -361,6 +382,7 @@ static int rbn_format_event(char *buf, size_t size, int cpu, u64 ts,
 struct rbn_raw {
 	struct rbn_pipe_cpu *pc;
 	struct rbn_buffer *buffer;
+	bool snapshot;
 	struct mutex lock;		/* read() and splice() */
 	void *spare;
 	struct page *cpage;
@@ -369,7 +391,8 @@ struct rbn_raw {
 
 /*
  * Wait until the watermark (and, for splice, a whole sub-buffer), the end
- * of tracing, or a reset of the buffer after the reset count was @resets.
+ * of tracing, or a reset of the live buffer after the reset count was
+ * @resets. Only the live buffer's readers wait.
  */
 static bool rbn_raw_ready(struct rbn_pipe_cpu *pc, bool splice,
 			  unsigned long resets)
@@ -387,7 +410,7 @@ static bool rbn_raw_ready(struct rbn_pipe_cpu *pc, bool splice,
 
 /**
  * struct rbn_raw_waiter - a trace_pipe_raw reader waiting for data
- * @resets:	the buffer's reset count when the read or splice began
+ * @resets:	the live buffer's reset count when the read or splice began
  * @reset:	the buffer was reset since then: stop waiting
  */
 struct rbn_raw_waiter {
@@ -416,17 +439,34 @@ static int rbn_raw_wait(struct rbn_pipe_cpu *pc, bool splice,
 	return 0;
 }
 
+/*
+ * Take what there is and end instead of waiting: tracing stopped, the
+ * buffer was reset under a blocked reader, or the file reads the spare,
+ * which nothing writes to.
+ */
+static bool rbn_raw_stopped(struct rbn_raw *raw, struct rbn_raw_waiter *w)
+{
+	return raw->snapshot || w->reset || rbn_pipe_stopped();
+}
+
 /* One sub-buffer into raw->spare; bytes of events or -EAGAIN, -ENOMEM. */
 static int rbn_raw_read_page(struct rbn_raw *raw, bool full)
 {
 	struct rbn_pipe_cpu *pc = raw->pc;
 	int ret;
 
+	if (!raw->buffer)
+		return -EAGAIN;
 	if (!raw->spare) {
 		raw->spare = rbn_alloc_read_page(raw->buffer, pc->cpu);
 		if (!raw->spare)
 			return -ENOMEM;
 	}
+	/*
+	 * The CPU's consuming readers of both buffers share read_mutex: a
+	 * snapshot moves a ring from one buffer to the other under a reader
+	 * that holds an event of it (trace_pipe's rbn_text_fill()).
+	 */
 	mutex_lock(&pc->read_mutex);
 	ret = rbn_read_page(raw->buffer, pc->cpu, &raw->spare,
 			    rbn_subbuf_size(raw->buffer), full);
@@ -464,10 +504,13 @@ static int rbn_raw_release(struct inode *inode, struct file *file)
 {
 	struct rbn_raw *raw = file->private_data;
 
-	/* A page of @buffer goes back to @buffer. */
-	rbn_free_read_page(raw->buffer, raw->pc->cpu, raw->spare);
+	/* A page of @buffer goes back to @buffer, which is still ours. */
+	if (raw->buffer)
+		rbn_free_read_page(raw->buffer, raw->pc->cpu, raw->spare);
 	if (raw->cpage)
 		__free_pages(raw->cpage, compound_order(raw->cpage));
+	if (raw->snapshot)
+		rbn_snapshot_put();
 	mutex_destroy(&raw->lock);
 	kfree(raw);
 	return 0;
@@ -478,18 +521,22 @@ static int rbn_raw_release(struct inode *inode, struct file *file)
  * zero after its events; @cnt must be at least that (-EINVAL). A blocking
  * read waits for the watermark, then returns the oldest sub-buffer even
  * if the writer is still on it; O_NONBLOCK returns whatever there is, or
- * -EAGAIN.
+ * -EAGAIN. snapshot_raw: the spare's oldest sub-buffer, partly filled ones
+ * too, and 0 once it is empty, or when there was no spare at open.
  */
 static ssize_t rbn_raw_read(struct file *file, char __user *ubuf,
 			    size_t cnt, loff_t *ppos)
 {
 	struct rbn_raw *raw = file->private_data;
-	unsigned int size = rbn_subbuf_size(raw->buffer);
 	bool nonblock = file->f_flags & O_NONBLOCK;
 	struct rbn_raw_waiter w;
+	unsigned int size;
 	bool stopped;
 	ssize_t ret;
 
+	if (!raw->buffer)
+		return 0;
+	size = rbn_subbuf_size(raw->buffer);
 	if (cnt < size)
 		return -EINVAL;
 	if (mutex_lock_interruptible(&raw->lock))
@@ -497,7 +544,7 @@ static ssize_t rbn_raw_read(struct file *file, char __user *ubuf,
 
 	rbn_raw_waiter_init(&w);
 	while (!raw->pending) {
-		stopped = w.reset || rbn_pipe_stopped();
+		stopped = rbn_raw_stopped(raw, &w);
 		if (nonblock || stopped ||
 		    rbn_cpu_readable(raw->buffer, raw->pc->cpu,
 				     READ_ONCE(rbn_buffer_percent))) {
@@ -551,7 +598,8 @@ out_unlock:
  * reference, and the kernel's nosteal_pipe_buf_ops drop it with put_page()
  * (the whole compound page for a higher order). No rbnest code runs when
  * the pipe lets go, so the pipe holds no module reference either: rmmod
- * may go on, and the page outlives the module.
+ * may go on, and the page outlives the module (and the spare buffer, for
+ * a page of snapshot_raw).
  */
 static int rbn_raw_splice_one(struct rbn_raw *raw,
 			      struct pipe_inode_info *pipe, bool full)
@@ -602,7 +650,9 @@ static int rbn_raw_splice_one(struct rbn_raw *raw,
  * are taken (a partly read one gives its rest), unless tracing stopped:
  * then partly written ones too, and 0 once nothing is left. Blocking waits
  * for the watermark and a whole sub-buffer; O_NONBLOCK or
- * SPLICE_F_NONBLOCK return -EAGAIN instead.
+ * SPLICE_F_NONBLOCK return -EAGAIN instead. snapshot_raw: every
+ * sub-buffer of the spare, partly filled ones too, and 0 once it is empty
+ * (or when there was no spare at open); it never waits.
  */
 static ssize_t rbn_raw_splice_read(struct file *file, loff_t *ppos,
 				   struct pipe_inode_info *pipe, size_t len,
@@ -610,14 +660,17 @@ static ssize_t rbn_raw_splice_read(struct file *file, loff_t *ppos,
 {
 	struct rbn_raw *raw = file->private_data;
 	struct rbn_pipe_cpu *pc = raw->pc;
-	unsigned int size = rbn_subbuf_size(raw->buffer);
 	bool nonblock = (file->f_flags & O_NONBLOCK) ||
 			(flags & SPLICE_F_NONBLOCK);
 	struct rbn_raw_waiter w;
+	unsigned int size;
 	ssize_t total = 0;
 	bool stopped;
 	int ret;
 
+	if (!raw->buffer)
+		return 0;
+	size = rbn_subbuf_size(raw->buffer);
 	if ((*ppos & (size - 1)) || len < size)
 		return -EINVAL;
 	len &= ~((size_t)size - 1);
@@ -626,7 +679,7 @@ static ssize_t rbn_raw_splice_read(struct file *file, loff_t *ppos,
 		return -ERESTARTSYS;
 	rbn_raw_waiter_init(&w);
 	for (;;) {
-		stopped = w.reset || rbn_pipe_stopped();
+		stopped = rbn_raw_stopped(raw, &w);
 		ret = -EAGAIN;
 		while (len && !pipe_full(pipe->head, pipe->tail,
 					 pipe->max_usage)) {
@@ -681,6 +734,35 @@ static const struct file_operations rbn_raw_fops = {
 	.read		= rbn_raw_read,
 	.splice_read	= rbn_raw_splice_read,
 	.poll		= rbn_raw_poll,
+	.release	= rbn_raw_release,
+};
+
+/*
+ * snapshot_raw: the spare at open, held until release (rbn_snapshot_get():
+ * while it is held, echo 0, 1 or 2 > snapshot fail with -EBUSY, so the
+ * spare is neither freed, cleared nor swapped under the reader).
+ */
+static int rbn_snap_raw_open(struct inode *inode, struct file *file)
+{
+	struct rbn_raw *raw;
+
+	if (!rbn_files_ready())
+		return -ENODEV;
+	raw = rbn_raw_new(inode);
+	if (!raw)
+		return -ENOMEM;
+	raw->snapshot = true;
+	raw->buffer = rbn_snapshot_get();
+	file->private_data = raw;
+	return nonseekable_open(inode, file);
+}
+
+/* No poll: the default says readable, and a read never blocks. */
+static const struct file_operations rbn_snap_raw_fops = {
+	.owner		= THIS_MODULE,
+	.open		= rbn_snap_raw_open,
+	.read		= rbn_raw_read,
+	.splice_read	= rbn_raw_splice_read,
 	.release	= rbn_raw_release,
 };
 
@@ -876,7 +958,7 @@ static const struct file_operations rbn_text_fops = {
 };
 
 /* ------------------------------------------------------------------ */
-/* trace                                                              */
+/* trace and snapshot                                                 */
 /* ------------------------------------------------------------------ */
 
 enum rbn_peeked {
@@ -886,8 +968,12 @@ enum rbn_peeked {
 };
 
 /**
- * struct rbn_trace - one "trace" file open for reading
- * @buffer:	the buffer it shows
+ * struct rbn_trace - one "trace" or "snapshot" file open for reading
+ * @buffer:	the buffer it shows: rbn_buf, or the spare of a snapshot
+ *		file (NULL: no spare at open, nothing to show)
+ * @snapshot:	a "snapshot" file: @buffer is held until release
+ *		(rbn_snapshot_get()); else a "trace" file, which holds
+ *		rbn_buf's rings in place (rbn_trace_iter_get())
  * @iters:	an iterator per CPU; they stop recording into @buffer
  * @peeked:	what rbn_iter_peek() said last, per CPU (enum rbn_peeked)
  * @ts:		the time stamp of the CPU's next event if RBN_PEEK_EVENT
@@ -899,6 +985,7 @@ enum rbn_peeked {
  */
 struct rbn_trace {
 	struct rbn_buffer *buffer;
+	bool snapshot;
 	struct rbn_iter **iters;
 	u8 *peeked;
 	u64 *ts;
@@ -928,7 +1015,7 @@ static void rbn_trace_pick(struct rbn_trace *tr)
 	int cpu;
 
 	tr->cur = -1;
-	for (cpu = 0; cpu < rbn_pipe_nr_cpus; cpu++) {
+	for (cpu = 0; tr->iters && cpu < rbn_pipe_nr_cpus; cpu++) {
 		if (tr->peeked[cpu] == RBN_PEEK_UNKNOWN)
 			tr->peeked[cpu] = rbn_iter_peek(tr->iters[cpu],
 							&tr->ts[cpu]) ?
@@ -944,7 +1031,7 @@ static void rbn_trace_rewind(struct rbn_trace *tr)
 {
 	int cpu;
 
-	for (cpu = 0; cpu < rbn_pipe_nr_cpus; cpu++) {
+	for (cpu = 0; tr->iters && cpu < rbn_pipe_nr_cpus; cpu++) {
 		/* May swap the reader page: not under a consumer's event. */
 		mutex_lock(&rbn_pipe_cpus[cpu].read_mutex);
 		rbn_iter_reset(tr->iters[cpu]);
@@ -997,6 +1084,35 @@ static void rbn_trace_stop(struct seq_file *m, void *v)
 {
 }
 
+/* As ftrace's snapshot file says it, with rbnest's meaning of 1 and 2. */
+#define RBN_SNAPSHOT_HELP						\
+	"# Snapshot commands:\n"					\
+	"# echo 0 > snapshot : Frees the snapshot buffer\n"		\
+	"# echo 1 > snapshot : Allocates the snapshot buffer if needed, clears it\n" \
+	"#                     and swaps it with the live buffer (which goes on\n" \
+	"#                     empty)\n"				\
+	"# echo 2 > snapshot : Clears the snapshot buffer (does not allocate it)\n" \
+	"# Any other value is refused (EINVAL). While a snapshot file is open\n" \
+	"# for reading, every write fails (EBUSY); echo 1 also while \"trace\"\n" \
+	"# is open for reading.\n"
+
+static void rbn_trace_header(struct seq_file *m, struct rbn_trace *tr)
+{
+	if (tr->snapshot) {
+		seq_puts(m, "# rbnest snapshot\n#\n");
+		seq_puts(m, tr->buffer ? "# * Snapshot is allocated *\n#\n" :
+					 "# * Snapshot is not allocated *\n#\n");
+		seq_puts(m, RBN_SNAPSHOT_HELP "#\n");
+		if (!tr->buffer)
+			return;
+	} else {
+		seq_puts(m, "# rbnest\n#\n");
+	}
+	seq_printf(m, "# entries-in-buffer/entries-written: %llu/%llu   #P:%d\n#\n",
+		   tr->entries, tr->written, rbn_pipe_nr_cpus);
+	seq_puts(m, RBN_TEXT_HEADER);
+}
+
 static int rbn_trace_show(struct seq_file *m, void *v)
 {
 	struct rbn_trace *tr = m->private;
@@ -1004,10 +1120,7 @@ static int rbn_trace_show(struct seq_file *m, void *v)
 	u64 ts;
 
 	if (v == SEQ_START_TOKEN) {
-		seq_puts(m, "# rbnest\n#\n");
-		seq_printf(m, "# entries-in-buffer/entries-written: %llu/%llu   #P:%d\n#\n",
-			   tr->entries, tr->written, rbn_pipe_nr_cpus);
-		seq_puts(m, RBN_TEXT_HEADER);
+		rbn_trace_header(m, tr);
 		return 0;
 	}
 	event = rbn_iter_peek(tr->iters[tr->cur], &ts);
@@ -1028,9 +1141,11 @@ static const struct seq_operations rbn_trace_seq_ops = {
 /*
  * The text of @buffer's unread events, merged by time, not consumed:
  * an iterator per CPU, which stops recording into @buffer until the file
- * is closed.
+ * is closed. A NULL @buffer (snapshot file, no spare) shows the header
+ * only. The caller holds @buffer for the life of the file.
  */
-static int rbn_trace_open_read(struct file *file, struct rbn_buffer *buffer)
+static int rbn_trace_open_read(struct file *file, struct rbn_buffer *buffer,
+			       bool snapshot)
 {
 	struct rbn_cpu_stats st;
 	struct rbn_trace *tr;
@@ -1040,6 +1155,10 @@ static int rbn_trace_open_read(struct file *file, struct rbn_buffer *buffer)
 	if (!tr)
 		return -ENOMEM;
 	tr->buffer = buffer;
+	tr->snapshot = snapshot;
+	tr->cur = -1;
+	if (!buffer)
+		goto open;
 	tr->iters = kcalloc(rbn_pipe_nr_cpus, sizeof(*tr->iters), GFP_KERNEL);
 	tr->peeked = kcalloc(rbn_pipe_nr_cpus, sizeof(*tr->peeked),
 			     GFP_KERNEL);
@@ -1065,8 +1184,8 @@ static int rbn_trace_open_read(struct file *file, struct rbn_buffer *buffer)
 			tr->written += st.written;
 		}
 	}
-	tr->cur = -1;
 
+open:
 	ret = seq_open(file, &rbn_trace_seq_ops);
 	if (ret)
 		goto err_free_trace;
@@ -1079,31 +1198,48 @@ err_free_trace:
 	return ret;
 }
 
+static int rbn_trace_release_read(struct inode *inode, struct file *file)
+{
+	struct seq_file *m = file->private_data;
+
+	rbn_trace_free(m->private);
+	return seq_release(inode, file);
+}
+
 /*
  * Open for reading: the text of every CPU's unread events, merged by time,
- * not consumed; recording stays off until the file is closed. Open with
- * O_TRUNC for writing ("> trace"): reset the buffer.
+ * not consumed; recording stays off until the file is closed, and no
+ * snapshot is taken meanwhile: the iterators hold rbn_buf's rings, which
+ * a swap would move to the spare. Open with O_TRUNC for writing
+ * ("> trace"): reset the buffer.
  */
 static int rbn_trace_open(struct inode *inode, struct file *file)
 {
+	int ret;
+
 	if (!rbn_files_ready())
 		return -ENODEV;
 	if ((file->f_mode & FMODE_WRITE) && (file->f_flags & O_TRUNC))
 		rbn_buffer_reset();
 	if (!(file->f_mode & FMODE_READ))
 		return 0;
-	return rbn_trace_open_read(file, rbn_buf);
+	rbn_trace_iter_get();
+	ret = rbn_trace_open_read(file, rbn_buf, false);
+	if (ret)
+		rbn_trace_iter_put();
+	return ret;
 }
 
 static int rbn_trace_release(struct inode *inode, struct file *file)
 {
-	struct seq_file *m;
+	int ret;
 
 	if (!(file->f_mode & FMODE_READ))
 		return 0;
-	m = file->private_data;
-	rbn_trace_free(m->private);
-	return seq_release(inode, file);
+	/* The iterators first: they hand recording back to rbn_buf. */
+	ret = rbn_trace_release_read(inode, file);
+	rbn_trace_iter_put();
+	return ret;
 }
 
 /* Any write resets the buffer, whatever it says. */
@@ -1130,6 +1266,48 @@ static const struct file_operations rbn_trace_fops = {
 	.write		= rbn_trace_write,
 	.llseek		= rbn_trace_lseek,
 	.release	= rbn_trace_release,
+};
+
+/*
+ * snapshot. Open for reading: the spare's events as "trace" shows the live
+ * ones (not consumed), or a header that says there is no spare; the spare
+ * is held until the file is closed (rbn_snapshot_get()). Open for writing
+ * only: nothing happens until a write, which rbn_snapshot_write() does;
+ * O_TRUNC ("echo 1 > snapshot") changes nothing by itself.
+ */
+static int rbn_snapshot_open(struct inode *inode, struct file *file)
+{
+	int ret;
+
+	if (!rbn_files_ready())
+		return -ENODEV;
+	if (!(file->f_mode & FMODE_READ))
+		return 0;
+	ret = rbn_trace_open_read(file, rbn_snapshot_get(), true);
+	if (ret)
+		rbn_snapshot_put();
+	return ret;
+}
+
+static int rbn_snapshot_release(struct inode *inode, struct file *file)
+{
+	int ret;
+
+	if (!(file->f_mode & FMODE_READ))
+		return 0;
+	/* The iterators first: they use the spare. */
+	ret = rbn_trace_release_read(inode, file);
+	rbn_snapshot_put();
+	return ret;
+}
+
+static const struct file_operations rbn_snapshot_fops = {
+	.owner		= THIS_MODULE,
+	.open		= rbn_snapshot_open,
+	.read		= seq_read,
+	.write		= rbn_snapshot_write,
+	.llseek		= rbn_trace_lseek,
+	.release	= rbn_snapshot_release,
 };
 
 /* ------------------------------------------------------------------ */
@@ -1167,11 +1345,13 @@ int rbn_pipe_init(void)
  * rbn_pipe_create_files - create the reader files
  * @root:	the module's debugfs directory
  *
- * trace and trace_pipe go into @root, trace_pipe_raw into each directory
- * rbn_debugfs_cpu_dir() returns. trace_pipe_raw is created "unsafe":
- * debugfs's full proxy has no splice_read; the module reference of the
- * open file keeps its operations alive instead. A file that could not be
- * created fails the load (rbn_debugfs_check()).
+ * trace, trace_pipe and snapshot go into @root, trace_pipe_raw and
+ * snapshot_raw into each directory rbn_debugfs_cpu_dir() returns. The raw
+ * files are created "unsafe": debugfs's full proxy has no splice_read; the
+ * module reference of the open file keeps its operations alive instead,
+ * and the spare a snapshot_raw file holds is freed at unload only, when
+ * no file is open. A file that could not be created fails the load
+ * (rbn_debugfs_check()).
  */
 void rbn_pipe_create_files(struct dentry *root)
 {
@@ -1186,6 +1366,10 @@ void rbn_pipe_create_files(struct dentry *root)
 		d = debugfs_create_file_unsafe("trace_pipe_raw", RBN_MODE_RO,
 					       dir, &pcs[cpu], &rbn_raw_fops);
 		pcs[cpu].raw = rbn_debugfs_check(d);
+		d = debugfs_create_file_unsafe("snapshot_raw", RBN_MODE_RO,
+					       dir, &pcs[cpu],
+					       &rbn_snap_raw_fops);
+		pcs[cpu].snap_raw = rbn_debugfs_check(d);
 	}
 	d = debugfs_create_file("trace", RBN_MODE_RW, root, NULL,
 				&rbn_trace_fops);
@@ -1193,6 +1377,9 @@ void rbn_pipe_create_files(struct dentry *root)
 	d = debugfs_create_file("trace_pipe", RBN_MODE_RO, root, NULL,
 				&rbn_text_fops);
 	rbn_trace_pipe_dentry = rbn_debugfs_check(d);
+	d = debugfs_create_file("snapshot", RBN_MODE_RW, root, NULL,
+				&rbn_snapshot_fops);
+	rbn_snapshot_dentry = rbn_debugfs_check(d);
 }
 
 /**
@@ -1211,11 +1398,15 @@ void rbn_pipe_remove_files(void)
 	WRITE_ONCE(rbn_pipe_shutdown, true);
 	rbn_pipe_wake_all();
 
+	debugfs_remove(rbn_snapshot_dentry);
+	rbn_snapshot_dentry = NULL;
 	debugfs_remove(rbn_trace_pipe_dentry);
 	rbn_trace_pipe_dentry = NULL;
 	debugfs_remove(rbn_trace_dentry);
 	rbn_trace_dentry = NULL;
 	for (cpu = 0; cpu < rbn_pipe_nr_cpus; cpu++) {
+		debugfs_remove(pcs[cpu].snap_raw);
+		pcs[cpu].snap_raw = NULL;
 		debugfs_remove(pcs[cpu].raw);
 		pcs[cpu].raw = NULL;
 	}

@@ -16,8 +16,8 @@ ktap_set_plan 13
 spec_files="trace:600 trace_pipe:400 buffer_size_kb:600 tracing_on:600
 trace_clock:600 timestamp_mode:600 buffer_percent:600 reset:200 header_page:400
 header_event:400 events/rbnest/sample/format:400 sources:600
-kprobe_events:600 inject:600 bench:600 validate:600"
-cpu_files="trace_pipe_raw:400 stats:400"
+kprobe_events:600 inject:600 bench:600 validate:600 snapshot:600"
+cpu_files="trace_pipe_raw:400 snapshot_raw:400 stats:400"
 
 # ---- 1: load with the defaults
 ok=0
