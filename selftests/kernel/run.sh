@@ -42,6 +42,7 @@
 #   RBN_TSMODE_SECONDS   test_tsmode
 #   RBN_VALIDATE_SECONDS, RBNEST_TESTONLY_KO, RBN_REQUIRE_TESTONLY
 #                        test_validate
+#   RBN_SNAPSHOT_SECONDS, RBN_SNAPSHOTS, RBN_SNAPSHOT_BUFFER_KB   test_snapshot
 #   RBN_HOTPLUG_CYCLES   test_hotplug
 #   RBN_LOCKUP_SECONDS   test_lockup
 #   RBN_CLOCKBACK_SECONDS test_clockback
@@ -51,7 +52,7 @@
 dir=$(cd "$(dirname "$0")" && pwd)
 # One line: the scripts not listed here are found by matching " NAME ".
 order="test_load test_read test_nesting test_clockback test_inject test_modes test_tscheck"
-order="$order test_discard test_tsmode test_validate test_wake test_lockup test_badinput test_resize test_hotplug test_unload"
+order="$order test_discard test_tsmode test_validate test_snapshot test_wake test_lockup test_badinput test_resize test_hotplug test_unload"
 timeout_s=${RBN_TEST_TIMEOUT:-900}
 sh=${RBN_SH:-sh}
 
