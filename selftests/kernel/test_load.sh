@@ -146,9 +146,9 @@ if [ $ok = 1 ]; then
 	armed=$(awk '{ for (i = 2; i <= NF; i++) if ($i ~ /^armed=[1-9]/) n++ }
 		     END { print n + 0 }' "$rbn_dir/inject")
 	nl=$(grep -c 'armed=' "$rbn_dir/inject")
-	# enum rbn_label has 68 (LABELS.md); test_inject checks the names
-	ktap_print_msg "inject: $nl labels, $armed armed (want 68, 0)"
-	[ "$nl" -eq 68 ] && [ "$armed" -eq 0 ] || ok=0
+	# enum rbn_label has 70 (LABELS.md); test_inject checks the names
+	ktap_print_msg "inject: $nl labels, $armed armed (want 70, 0)"
+	[ "$nl" -eq 70 ] && [ "$armed" -eq 0 ] || ok=0
 	nk=$(grep -c . "$rbn_dir/kprobe_events")
 	ktap_print_msg "kprobe_events: $nk lines (want 0)"
 	[ "$nk" -eq 0 ] || ok=0
