@@ -1905,8 +1905,11 @@ again:
 	 * between our read of cpu_buffers[] and our bit found no writer
 	 * here and gave this CPU buffer to the other buffer: write in the
 	 * one that is ours now. A swap from here on sees our bit and
-	 * refuses, so the CPU buffer stays ours up to our commit.
+	 * refuses, so the CPU buffer stays ours up to our commit. The
+	 * barrier keeps the compiler from moving the bit's store (a plain
+	 * one) below the read: a swap in between would see no writer.
 	 */
+	barrier();
 	if (unlikely(READ_ONCE(buffer->cpu_buffers[cpu]) != cpu_buffer)) {
 		trace_recursive_unlock(cpu_buffer);
 		goto again;

@@ -80,9 +80,15 @@ static inline int rbn_port_cpu(void)
  */
 static inline void rbn_port_on_cpu(int cpu, smp_call_func_t fn, void *arg)
 {
+	unsigned long flags;
+
 	cpus_read_lock();
-	if (!cpu_online(cpu) || smp_call_function_single(cpu, fn, arg, 1))
+	if (!cpu_online(cpu) || smp_call_function_single(cpu, fn, arg, 1)) {
+		/* As an IPI would run it: the labels' hook expects it. */
+		local_irq_save(flags);
 		fn(arg);
+		local_irq_restore(flags);
+	}
 	cpus_read_unlock();
 }
 
