@@ -701,14 +701,24 @@ static bool rb_validate_unpublished(struct rbn_cpu_buffer *cpu_buffer,
 }
 
 /* The entries of a note's sub-buffer, for the kernel log, once. */
+/*
+ * The dump shows the entries from RB_VDUMP_AROUND bytes before the event
+ * on, RB_VDUMP_MAX of them at most: it runs in the writer's context, up to
+ * NMI, and a sub-buffer of order 4 holds thousands of entries.
+ */
+#define RB_VDUMP_AROUND		512
+#define RB_VDUMP_MAX		64
+
 static void rb_validate_dump(struct rbn_cpu_buffer *cpu_buffer,
 			     struct rb_vnote *note)
 {
 	struct rbn_page *page = note->bpage->page;
-	unsigned long write = rb_page_write(note->bpage);
-	unsigned long off = 0, len;
+	unsigned long write = min_t(unsigned long, rb_page_write(note->bpage),
+				    cpu_buffer->buffer->subbuf_size);
+	unsigned long off = 0, len, shown = 0;
 	struct rbn_event *event;
 	u64 ts = page->time_stamp;
+	bool broken;
 	long i, n;
 
 	rbn_port_report("validate: cpu%d sub-buffer time_stamp %llu commit %lu write %lu\n",
@@ -718,19 +728,27 @@ static void rb_validate_dump(struct rbn_cpu_buffer *cpu_buffer,
 	n = local_read(&cpu_buffer->vcount);
 	if (n > RB_VLOG_SIZE)
 		n = RB_VLOG_SIZE;
-	while (off + RBN_EVENT_HDR_SIZE <= write) {
+	while (off + RBN_EVENT_HDR_SIZE <= write && shown < RB_VDUMP_MAX) {
 		event = (struct rbn_event *)&page->data[off];
 		len = rb_event_length(event);
-		if (event->type_len == RBN_TYPE_TIME_EXTEND)
+		/* A length word that wrapped gives 0: the dump ends there. */
+		broken = len < RBN_EVENT_HDR_SIZE || off + len > write;
+		if (!broken && event->type_len == RBN_TYPE_TIME_EXTEND)
 			ts += rb_event_time_stamp(event);
-		else if (event->type_len == RBN_TYPE_TIME_STAMP)
+		else if (!broken && event->type_len == RBN_TYPE_TIME_STAMP)
 			ts = rbn_fix_abs_ts(rb_event_time_stamp(event), ts);
-		else
+		else if (!broken)
 			ts += event->time_delta;
-		rbn_port_report("validate:   %5lu %2u %9u %10u %llu\n", off,
+		if (off + RB_VDUMP_AROUND < note->start && !broken) {
+			off += len;
+			continue;
+		}
+		shown++;
+		rbn_port_report("validate:   %5lu %2u %9u %10u %llu%s\n", off,
 				event->type_len, event->time_delta,
 				off + 8 <= write ? event->array[0] : 0,
-				(unsigned long long)ts);
+				(unsigned long long)ts,
+				broken ? " (length past the index)" : "");
 		for (i = 0; i < n; i++) {
 			struct rb_vnote *v = &cpu_buffer->vlog[i];
 
@@ -740,6 +758,8 @@ static void rb_validate_dump(struct rbn_cpu_buffer *cpu_buffer,
 						v->flags,
 						v->discarded ? ", discarded" : "");
 		}
+		if (broken)
+			break;
 		off += len;
 	}
 }
@@ -765,7 +785,8 @@ static void rb_validate_one(struct rbn_cpu_buffer *cpu_buffer,
 	}
 	/* Unpublished: the sub-buffer is still the one it was reserved in. */
 	page = note->bpage->page;
-	write = rb_page_write(note->bpage);
+	write = min_t(unsigned long, rb_page_write(note->bpage),
+		      cpu_buffer->buffer->subbuf_size);
 	ts = page->time_stamp;
 	last = ts;
 	for (;;) {
@@ -775,7 +796,8 @@ static void rb_validate_one(struct rbn_cpu_buffer *cpu_buffer,
 		}
 		event = (struct rbn_event *)&page->data[off];
 		len = rb_event_length(event);
-		if (off + len > write) {
+		/* A length word that wrapped gives 0: past the index too. */
+		if (len < RBN_EVENT_HDR_SIZE || off + len > write) {
 			why = "an entry runs past the write index";
 			break;
 		}
@@ -2923,6 +2945,8 @@ free_buffer:
 /**
  * rbn_free - free a buffer; no writer or reader may use it any more
  * @buffer:	the buffer, or NULL
+ *
+ * Context: task; may sleep (a validating buffer lets the static key go).
  */
 void rbn_free(struct rbn_buffer *buffer)
 {

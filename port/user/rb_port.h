@@ -55,6 +55,7 @@ typedef int64_t s64;
 #define smp_wmb()		__atomic_thread_fence(__ATOMIC_RELEASE)
 #define smp_rmb()		__atomic_thread_fence(__ATOMIC_ACQUIRE)
 #define DIV_ROUND_UP(n, d)	(((n) + (d) - 1) / (d))
+#define min_t(type, a, b) ({ type __a = (a); type __b = (b); __a < __b ? __a : __b; })
 #define ALIGN(x, a)		(((x) + (a) - 1) & ~((typeof(x))(a) - 1))
 #define BIT(n)			(1UL << (n))
 

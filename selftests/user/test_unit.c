@@ -3994,17 +3994,19 @@ static void t_validate(void)
 	 * An entry before the event made longer: over the next event, past
 	 * the write index, up to the write index.
 	 */
-	for (i = 0; i < 3; i++) {
+	for (i = 0; i < 4; i++) {
 		static const char * const what[] = {
 			"an entry over the next one", "an entry past the write index",
-			"an entry up to the write index"
+			"an entry up to the write index",
+			"an entry whose length word wraps to 0"
 		};
 		static const char * const why[] = {
 			"not where it was reserved", "an entry runs past the write index",
-			"not found below the write index"
+			"not found below the write index",
+			"an entry runs past the write index"
 		};
-		/* n2 fails; n1, n2 and n3; n2 and n3 */
-		static const unsigned int fails[] = { 1, 3, 2 };
+		/* n2 fails; n1, n2 and n3; n2 and n3; n1, n2 and n3 */
+		static const unsigned int fails[] = { 1, 3, 2, 3 };
 		struct rbn_event *n3;
 
 		b = mkbuf(4, 0, false, 1);
@@ -4021,10 +4023,12 @@ static void t_validate(void)
 		vcommit(b, 1, n2);
 		n3 = vres(b, 1, 16, 5);
 		vcommit(b, 1, n3);
-		if (n1 && n2 && n3)
+		if (n1 && n2 && n3 && i < 3)
 			n1->array[0] += i == 0 ? rbn_event_length(n2) :
 				i == 1 ? 4096 :
 				rbn_event_length(n2) + rbn_event_length(n3);
+		else if (n1)
+			n1->array[0] = 0xfffffffc;	/* + 4: 0 in a u32 */
 		vcommit(b, 0, o);
 		v = vdiff(b, &st0);
 		/* The outer event lies before n1 and decodes. */
