@@ -649,10 +649,24 @@ static void __rbn_spare_free(void)
 	lockdep_assert_held(&rbn_ctl_mutex);
 	if (!rbn_spare)
 		return;
-	/* A writer that found its ring moved by the last swap is gone. */
+	/*
+	 * A writer that found its ring moved by the last swap is gone, and
+	 * so is a trace_pipe reader formatting an event of that ring.
+	 */
 	synchronize_rcu();
+	rbn_pipe_flush_readers();
 	rbn_free(rbn_spare);
 	rbn_spare = NULL;
+}
+
+/* echo 2, and echo 1 before its swap: empty the spare. */
+static void __rbn_spare_clear(void)
+{
+	lockdep_assert_held(&rbn_ctl_mutex);
+	/* No trace_pipe reader still formats an event of the spare's rings. */
+	rbn_pipe_flush_readers();
+	/* Nothing writes to it; its grace period covers stragglers. */
+	rbn_reset(rbn_spare);
 }
 
 /* echo 1: a spare that fits, cleared, swapped with the live buffer. */
@@ -663,8 +677,7 @@ static int __rbn_snapshot_take(void)
 
 	lockdep_assert_held(&rbn_ctl_mutex);
 	if (spare && rbn_spare_fits(spare)) {
-		/* Nothing writes to it; the grace period covers stragglers. */
-		rbn_reset(spare);
+		__rbn_spare_clear();
 	} else {
 		spare = rbn_spare_alloc();
 		if (IS_ERR(spare))
@@ -770,7 +783,7 @@ ssize_t rbn_snapshot_write(struct file *file, const char __user *ubuf,
 	else if (val == 0)
 		__rbn_spare_free();
 	else if (rbn_spare)
-		rbn_reset(rbn_spare);
+		__rbn_spare_clear();
 	mutex_unlock(&rbn_ctl_mutex);
 	if (ret)
 		return ret;

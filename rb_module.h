@@ -50,6 +50,7 @@ void rbn_pipe_remove_files(void);
 void rbn_pipe_exit(void);
 void rbn_pipe_wake_all(void);
 void rbn_pipe_reset_done(void);
+void rbn_pipe_flush_readers(void);
 void rbn_pipe_commit_notify(int cpu);
 
 /* rb_writers.c */

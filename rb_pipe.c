@@ -216,6 +216,29 @@ void rbn_pipe_reset_done(void)
 }
 
 /**
+ * rbn_pipe_flush_readers - wait for the consuming readers' events
+ *
+ * For rb_module.c before it clears or frees the snapshot's spare buffer:
+ * a trace_pipe reader may hold an event it took from a ring that a
+ * snapshot then moved into the spare, and format it under its CPU's
+ * read_mutex. Taking and releasing every CPU's read_mutex waits until no
+ * reader holds an event taken before the call. Caller holds the module's
+ * control mutex (which no reader takes under a read_mutex). May sleep.
+ */
+void rbn_pipe_flush_readers(void)
+{
+	struct rbn_pipe_cpu *pcs = READ_ONCE(rbn_pipe_cpus);
+	int cpu;
+
+	if (!pcs)
+		return;
+	for (cpu = 0; cpu < rbn_pipe_nr_cpus; cpu++) {
+		mutex_lock(&pcs[cpu].read_mutex);
+		mutex_unlock(&pcs[cpu].read_mutex);
+	}
+}
+
+/**
  * rbn_pipe_wake_all - wake every blocked or polling reader
  *
  * For rb_module.c when tracing stops, the buffer is reset, the clock or
