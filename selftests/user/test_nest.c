@@ -55,8 +55,11 @@
  * in step.
  *
  * RBN_NEST_QUICK=1 runs a sample (sanitizer builds): every 7th four-writer
- * plan, and of the plans that end with a reader action or a clock jump
- * every 4th (and what grows from it).
+ * plan, and of the plans that end with a reader action, a clock jump or a
+ * swap every 4th (and what grows from it). RBN_NEST_QUICK=N samples N
+ * times fewer of the four-writer plans and of those ending in a reader
+ * action or a jump (the coverage build, which only has to reach every
+ * branch: the plain build runs every plan).
  */
 #include <stdlib.h>
 
@@ -127,7 +130,7 @@ struct bounds {
 	int writes_reader;	/* ... in plans of at most this many nested writers */
 	bool jumps;		/* a clock jump */
 	int writes_jump;	/* ... in plans of at most this many nested writers */
-	bool quick;
+	int quick;		/* sample: 0 all plans, N every 7N-th/4N-th */
 	bool discards;		/* one writer of a plan may discard */
 	bool abs_ts;		/* absolute time-stamp mode */
 	bool validate;		/* the run-time validator on */
@@ -741,10 +744,16 @@ static void explore(struct family *f, struct nest_plan *p)
 
 	writes = plan_writes(p, &readers, &jump, &discards);
 	clk = jump >= 0 ? jump : CLK_STEADY;
-	/* the sample: every 7th four-writer plan, every 4th jump or reader */
+	/*
+	 * The sample (RBN_NEST_QUICK=N): every 7N-th four-writer plan, every
+	 * 4N-th plan that ends in a jump or a reader action, every 4th that
+	 * ends in a swap (fewer leave a swap label without a writer).
+	 */
 	if (f->b.quick &&
-	    ((writes == MAX_WRITERS - 1 && quick_count++ % 7) ||
-	     (p->n && p->action[p->n - 1] != NEST_WRITE && quick_count++ % 4))) {
+	    ((writes == MAX_WRITERS - 1 && quick_count++ % (7 * f->b.quick)) ||
+	     (p->n && p->action[p->n - 1] != NEST_WRITE &&
+	      quick_count++ % (p->action[p->n - 1] == NEST_SWAP ?
+			       4 : 4 * f->b.quick)))) {
 		f->quick_skipped++;
 		return;
 	}
@@ -1131,7 +1140,8 @@ static bool labels_reached(void)
 
 int main(void)
 {
-	bool quick = getenv("RBN_NEST_QUICK") && atoi(getenv("RBN_NEST_QUICK"));
+	const char *q = getenv("RBN_NEST_QUICK");
+	int quick = q && atoi(q) > 0 ? atoi(q) : 0;
 
 	/* up to four writers, one reader action, clock jumps */
 	struct bounds nest_bounds = {
