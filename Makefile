@@ -9,8 +9,9 @@
 #                     rbtrace check and a trace-cmd excerpt of nested
 #                     events (scripts/run-demo.sh; KERNEL=6.1 default)
 #   make user-lib     build/user/librbnest.a and build/user/include/
-#   make module       the kernel module (KDIR=... to choose the headers;
-#                     C=1 runs sparse on the module sources)
+#   make module       the kernel module, against the running kernel's
+#                     headers or KDIR=... (no fallback: without them it
+#                     says which package to install; C=1 runs sparse)
 #   make check        install missing packages, build every variant, run
 #                     the tests (plain, ASan+UBSan, TSan stress, coverage),
 #                     then the kernel selftests in the VM on each kernel
@@ -37,6 +38,17 @@
 #                     each kernel of MODULE_KERNELS (default "6.1 6.1-rt
 #                     6.12 6.12-rt"), a warning counted as a failure;
 #                     make check runs it too (MODULE_KERNELS= to leave out)
+#   make install      rbnest.ko into /lib/modules/KVER/extra (KVER: the
+#                     running kernel, or KDIR's), then depmod; DESTDIR= or
+#                     INSTALL_MOD_PATH= to stage it (no depmod then);
+#                     make uninstall removes it
+#   make dkms-install the module's sources to /usr/src/rbnest-VERSION
+#                     (git describe), DKMS add, build and install for
+#                     KVER, rebuilt by DKMS for new kernels; make
+#                     dkms-uninstall removes every version
+#   make dkms-check   what make check runs of these: the staged install
+#                     and a real DKMS install for DKMS_KERNEL (default
+#                     6.1, not the running kernel), then all removed
 #   make module-for KVER=6.12
 #                     rbnest.ko for one of those kernels (or an ABI name),
 #                     built in build/vm/ABI/src; prints its path
@@ -61,9 +73,19 @@
 #   build/cov   gcov            all tests, then scripts/coverage.py
 
 BUILD		?= build
-KDIR		?= $(shell d=/lib/modules/$$(uname -r)/build; \
-		     if [ -d "$$d" ]; then echo "$$d"; else \
-		     ls -d /lib/modules/6.1*/build 2>/dev/null | sort -V | tail -n 1; fi)
+# The kernel the module is built and installed for: the running one by
+# default (KVER), its headers in /lib/modules/KVER/build (KDIR). With
+# only KDIR given, KVER is the release those headers were made for: the
+# vermagic's (UTS_RELEASE; Debian's kernel.release differs from it).
+KDIR_GIVEN	:= $(if $(filter undefined,$(origin KDIR)),,1)
+KDIR_RELEASE	= $(shell sed -n 's/^\#define UTS_RELEASE "\(.*\)"$$/\1/p' \
+		    $(KDIR)/include/generated/utsrelease.h 2>/dev/null)
+ifeq ($(origin KDIR),undefined)
+KVER		?= $(shell uname -r)
+KDIR		= /lib/modules/$(KVER)/build
+else
+KVER		?= $(KDIR_RELEASE)
+endif
 
 PKG_CONFIG	?= pkg-config
 PYTHON		?= python3
@@ -134,7 +156,8 @@ Q		:= $(if $(V),,@)
 # Builds inside "make check" use every CPU unless -j was given.
 JOBS		= $(if $(filter -j%,$(MAKEFLAGS)),,-j$(shell nproc 2>/dev/null || echo 1))
 
-.PHONY: all run bench user-lib module module-clean check check-build bench-user \
+.PHONY: all run bench user-lib module module-clean install uninstall \
+	dkms-install dkms-uninstall dkms-check check check-build bench-user \
 	coverage deps clean fuzz fuzz-build fuzz-smoke \
 	$(addprefix tests-,$(VARIANTS)) \
 	vm-check module-for module-matrix fail-nth check-debug vm-parallel soak \
@@ -303,16 +326,118 @@ FUZZ_RUN	= '@fuzz $(FUZZ_SMOKE)'
 
 # ---- the kernel module ---------------------------------------------------
 
-module:
-	@if [ -z "$(KDIR)" ] || [ ! -d "$(KDIR)" ]; then \
-		echo "no kernel headers (KDIR='$(KDIR)'); run 'make deps'" >&2; \
+# No fallback to another kernel's headers: a module built for another
+# kernel does not load into this one.
+define check_kdir
+	@if [ ! -f "$(KDIR)/Makefile" ]; then \
+		if [ -n "$(KDIR_GIVEN)" ]; then \
+			echo "rbnest: KDIR=$(KDIR) is not a kernel build directory (no Makefile in it)" >&2; \
+		else \
+			echo "rbnest: no headers of kernel $(KVER): $(KDIR) is missing." >&2; \
+			echo "  Install them (Debian, Ubuntu: apt-get install linux-headers-$(KVER);" >&2; \
+			echo "  Fedora: dnf install kernel-devel-$(KVER)), or build against other" >&2; \
+			echo "  headers with KDIR=DIR (e.g. KDIR=/usr/src/linux-headers-VERSION)." >&2; \
+		fi; \
 		exit 1; \
 	fi
+endef
+
+module:
+	$(check_kdir)
 	$(MAKE) -C $(KDIR) M=$(CURDIR) modules
 
 module-clean:
 	@if [ -n "$(KDIR)" ] && [ -d "$(KDIR)" ]; then \
 		$(MAKE) -C $(KDIR) M=$(CURDIR) clean; fi
+
+# make install: kbuild's modules_install, into
+# INSTALL_MOD_PATH/lib/modules/KVER/extra (INSTALL_MOD_PATH defaults to
+# DESTDIR), then depmod KVER; as a staged install (INSTALL_MOD_PATH or
+# DESTDIR set) is for a package or another root, depmod is left to it.
+INSTALL_MOD_PATH ?= $(DESTDIR)
+INSTALL_MOD_DIR	?= extra
+DEPMOD		?= depmod
+MODULE_DEST	= $(INSTALL_MOD_PATH)/lib/modules/$(KVER)/$(INSTALL_MOD_DIR)
+
+define check_kver
+	@if [ -z "$(KVER)" ]; then \
+		echo "rbnest: no kernel release (KVER=, or $(KDIR)/include/config/kernel.release)" >&2; \
+		exit 1; \
+	fi
+endef
+
+install: module
+	$(check_kver)
+	@if [ "$(KDIR_RELEASE)" != "$(KVER)" ]; then \
+		echo "rbnest: KVER=$(KVER), but KDIR=$(KDIR) holds the headers of '$(KDIR_RELEASE)'" >&2; \
+		exit 1; \
+	fi
+	$(MAKE) -C $(KDIR) M=$(CURDIR) KERNELRELEASE=$(KVER) \
+		INSTALL_MOD_PATH=$(INSTALL_MOD_PATH) \
+		INSTALL_MOD_DIR=$(INSTALL_MOD_DIR) modules_install
+	$(if $(INSTALL_MOD_PATH),,$(DEPMOD) -a $(KVER))
+
+uninstall:
+	$(check_kver)
+	rm -f $(addprefix $(MODULE_DEST)/rbnest.ko,'' .gz .xz .zst)
+	$(if $(INSTALL_MOD_PATH),,$(DEPMOD) -a $(KVER))
+
+# ---- DKMS ------------------------------------------------------------------
+#
+# make dkms-install copies the module's sources (only those: Kbuild
+# builds it, see MODULE_SRCS) and dkms.conf, its version filled in, to
+# /usr/src/rbnest-RBN_VERSION, then has DKMS add, build and install it
+# for KVER (against KDIR), and rebuild it for every kernel installed
+# later (AUTOINSTALL). The version is git describe's at that time (0
+# outside a git checkout). An earlier copy of the same version is
+# removed first. make dkms-uninstall removes every version of rbnest
+# from DKMS (its modules from every kernel) and from /usr/src.
+
+DKMS		?= dkms
+RBN_VERSION	?= $(shell [ -e .git ] && git describe --tags --always --dirty 2>/dev/null || echo 0)
+DKMS_SRC	= /usr/src/rbnest-$(RBN_VERSION)
+# The module's sources: what Kbuild compiles and includes, not the
+# header it generates (rbn_kcompat.h).
+MODULE_SRCS	= Kbuild $(wildcard rb_*.c rb_*.h) \
+		  $(filter-out rbn_kcompat.h,$(wildcard rbn_*.h)) \
+		  port/kernel/rb_port.h port/kernel/rbn_probe.c
+
+define check_dkms
+	@command -v $(DKMS) >/dev/null 2>&1 || { \
+		echo "rbnest: dkms not found (Debian, Ubuntu: apt-get install dkms)" >&2; \
+		exit 1; }
+endef
+
+dkms-install:
+	$(check_dkms)
+	$(check_kdir)
+	$(check_kver)
+	@case "$(RBN_VERSION)" in ''|*[!A-Za-z0-9.+~_-]*) \
+		echo "rbnest: unusable version '$(RBN_VERSION)' (RBN_VERSION=)" >&2; \
+		exit 1;; esac
+	@if [ -n "$$($(DKMS) status -m rbnest -v $(RBN_VERSION))" ]; then \
+		echo "  DKMS    remove rbnest/$(RBN_VERSION) (reinstall)"; \
+		$(DKMS) remove -m rbnest -v $(RBN_VERSION) --all || exit 1; \
+	fi
+	rm -rf $(DKMS_SRC)
+	mkdir -p $(DKMS_SRC)/port/kernel
+	cp $(filter-out port/%,$(MODULE_SRCS)) $(DKMS_SRC)/
+	cp $(filter port/%,$(MODULE_SRCS)) $(DKMS_SRC)/port/kernel/
+	sed 's/@VERSION@/$(RBN_VERSION)/' dkms.conf >$(DKMS_SRC)/dkms.conf
+	$(DKMS) add -m rbnest -v $(RBN_VERSION)
+	$(DKMS) build -m rbnest -v $(RBN_VERSION) -k $(KVER) \
+		--kernelsourcedir $(KDIR)
+	$(DKMS) install -m rbnest -v $(RBN_VERSION) -k $(KVER) \
+		--kernelsourcedir $(KDIR)
+
+dkms-uninstall:
+	$(check_dkms)
+	@for v in $$($(DKMS) status -m rbnest | \
+		sed -n 's|^rbnest[/,] *\([^,:]*\)[,:].*|\1|p' | sort -u); do \
+		echo "  DKMS    remove rbnest/$$v"; \
+		$(DKMS) remove -m rbnest -v "$$v" --all || exit 1; \
+	done
+	rm -rf /usr/src/rbnest-*
 
 # ---- the module in a VM (scripts/vm.sh) -----------------------------------
 
@@ -410,6 +535,17 @@ MODULE_KERNELS	?= 6.1 6.1-rt 6.12 6.12-rt 6.1-debug
 MODULE_RUN	= $(if $(strip $(MODULE_KERNELS)),'@module-matrix \
 		  RUN_TIMEOUT=3600 bash scripts/module-matrix.sh $(MODULE_KERNELS)')
 
+# make install (staged) and make dkms-install for real, against the
+# headers of DKMS_KERNEL (not the running kernel), everything removed
+# again (scripts/dkms-check.sh; about a minute).
+DKMS_KERNEL	?= 6.1
+DKMS_RUN	= $(if $(strip $(DKMS_KERNEL)),'@dkms RUN_TIMEOUT=600 \
+		  bash scripts/dkms-check.sh $(DKMS_KERNEL)')
+
+dkms-check:
+	@bash scripts/deps.sh --kernels "$(DKMS_KERNEL)"
+	@bash scripts/dkms-check.sh $(DKMS_KERNEL)
+
 # The kernel selftests on every kernel of KERNELS, each test case a result
 # line; one boot of the parallel selftest with vCPUs that run at the same
 # time (CHECK_PARALLEL_CPUS); and the selftests of CHECK_DEBUG_KERNELS,
@@ -437,7 +573,7 @@ RBN_QUICK	?= 1
 # binary is removed first so that a stale one never runs); the others
 # still run.
 check:
-	@bash scripts/deps.sh --kernels "$(sort $(KERNELS) $(MODULE_KERNELS) $(CHECK_DEBUG_KERNELS))"
+	@bash scripts/deps.sh --kernels "$(sort $(KERNELS) $(MODULE_KERNELS) $(CHECK_DEBUG_KERNELS) $(DKMS_KERNEL))"
 	@rm -f $(foreach v,$(VARIANTS),$(addprefix $(BUILD)/$(v)/,$(TESTS_$(v)))) \
 		$(RBTRACE_BINS) $(FUZZ_BINS)
 	@# What the VMs need first, then the debug kernels' selftests start in
@@ -450,7 +586,7 @@ check:
 	find $(BUILD)/cov -name '*.gcda' -delete 2>/dev/null; \
 	bash $(TEST_DIR)/run.sh $(foreach v,$(VARIANTS),$(call run_args,$(v))) \
 		$(RBTRACE_RUNS) $(DMESG_RE_RUN) $(FUZZ_RUN) $(COV_RUN) \
-		$(MUTANTS_RUN) $(MODULE_RUN) $(PARALLEL_RUN) $(VM_RUNS) $(VM_DEBUG_RUNS) \
+		$(MUTANTS_RUN) $(MODULE_RUN) $(DKMS_RUN) $(PARALLEL_RUN) $(VM_RUNS) $(VM_DEBUG_RUNS) \
 		$${build:+"$$build"}
 
 check-build: user-lib $(addprefix tests-,$(VARIANTS)) $(RBTRACE_BINS) \

@@ -33,6 +33,7 @@ REQUIRED=(
 	cpio
 	kmod
 	xz-utils
+	dkms
 )
 OPTIONAL=(
 	sparse
