@@ -385,7 +385,7 @@ uninstall:
 # ---- DKMS ------------------------------------------------------------------
 #
 # make dkms-install copies the module's sources (only those: Kbuild
-# builds it, see MODULE_SRCS) and dkms.conf, its version filled in, to
+# builds it, see scripts/module-sources.sh) and dkms.conf, its version filled in, to
 # /usr/src/rbnest-RBN_VERSION, then has DKMS add, build and install it
 # for KVER (against KDIR), and rebuild it for every kernel installed
 # later (AUTOINSTALL). The version is git describe's at that time (0
@@ -396,11 +396,6 @@ uninstall:
 DKMS		?= dkms
 RBN_VERSION	?= $(shell [ -e .git ] && git describe --tags --always --dirty 2>/dev/null || echo 0)
 DKMS_SRC	= /usr/src/rbnest-$(RBN_VERSION)
-# The module's sources: what Kbuild compiles and includes, not the
-# header it generates (rbn_kcompat.h).
-MODULE_SRCS	= Kbuild $(wildcard rb_*.c rb_*.h) \
-		  $(filter-out rbn_kcompat.h,$(wildcard rbn_*.h)) \
-		  port/kernel/rb_port.h port/kernel/rbn_probe.c
 
 define check_dkms
 	@command -v $(DKMS) >/dev/null 2>&1 || { \
@@ -420,9 +415,7 @@ dkms-install:
 		$(DKMS) remove -m rbnest -v $(RBN_VERSION) --all || exit 1; \
 	fi
 	rm -rf $(DKMS_SRC)
-	mkdir -p $(DKMS_SRC)/port/kernel
-	cp $(filter-out port/%,$(MODULE_SRCS)) $(DKMS_SRC)/
-	cp $(filter port/%,$(MODULE_SRCS)) $(DKMS_SRC)/port/kernel/
+	sh scripts/module-sources.sh $(DKMS_SRC)
 	sed 's/@VERSION@/$(RBN_VERSION)/' dkms.conf >$(DKMS_SRC)/dkms.conf
 	$(DKMS) add -m rbnest -v $(RBN_VERSION)
 	$(DKMS) build -m rbnest -v $(RBN_VERSION) -k $(KVER) \

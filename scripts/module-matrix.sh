@@ -45,10 +45,7 @@ build_one() {
 	log=$dir/build.log
 	rm -rf "$dir"
 	mkdir -p "$dir"
-	(cd "$ROOT" && cp -R Kbuild ./*.c port "$dir/")
-	for f in "$ROOT"/*.h; do
-		[ "${f##*/}" = rbn_kcompat.h ] || cp "$f" "$dir/"
-	done
+	sh "$ROOT/scripts/module-sources.sh" "$dir"
 	start=$(date +%s)
 	if ! make -C "$kdir" M="$dir" -j"$JOBS" modules >"$log" 2>&1; then
 		grep -E 'error|warning' "$log" | head -n 20 | sed 's/^/# /'
@@ -71,10 +68,7 @@ build_one() {
 	# load too: the same rule.
 	rm -rf "$dir-testonly"
 	mkdir -p "$dir-testonly"
-	(cd "$ROOT" && cp -R Kbuild ./*.c port "$dir-testonly/")
-	for f in "$ROOT"/*.h; do
-		[ "${f##*/}" = rbn_kcompat.h ] || cp "$f" "$dir-testonly/"
-	done
+	sh "$ROOT/scripts/module-sources.sh" "$dir-testonly"
 	if ! make -C "$kdir" M="$dir-testonly" RBN_TESTONLY=y -j"$JOBS" \
 		modules >"$log.testonly" 2>&1 ||
 	   [ ! -f "$dir-testonly/rbnest.ko" ]; then

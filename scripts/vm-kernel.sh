@@ -197,24 +197,12 @@ build_module() {
 	abi=$(kernel_abi "$1")
 	ensure_headers "$abi"
 	src=$VM_DIR/$abi/src
-	mkdir -p "$src"
-	# The module's sources; -p keeps the times, so that an unchanged
-	# file is not rebuilt.
-	(cd "$ROOT" && cp -pR Kbuild ./*.c port "$src/")
-	# Not the header Kbuild generates here: that one is for the tree's
-	# own kernel.
-	for f in "$ROOT"/*.h; do
-		[ "${f##*/}" = rbn_kcompat.h ] || cp -p "$f" "$src/"
-	done
+	sh "$ROOT/scripts/module-sources.sh" "$src"
 	make -C "$(headers_dir "$abi")" M="$src" modules >&2 ||
 		die "rbnest.ko does not build for $abi"
 	# The test-only build next to it (Kbuild: RBN_TESTONLY), which
 	# test_validate loads to prove that the validator reports.
-	mkdir -p "$src-testonly"
-	(cd "$src" && cp -pR Kbuild ./*.c port "$src-testonly/")
-	for f in "$ROOT"/*.h; do
-		[ "${f##*/}" = rbn_kcompat.h ] || cp -p "$f" "$src-testonly/"
-	done
+	sh "$ROOT/scripts/module-sources.sh" "$src-testonly"
 	make -C "$(headers_dir "$abi")" M="$src-testonly" RBN_TESTONLY=y \
 		modules >&2 ||
 		die "the test-only rbnest.ko does not build for $abi"
