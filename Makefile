@@ -198,8 +198,11 @@ RBTRACE_DIR	:= tools/rbtrace
 RBTRACE_SRCS	= $(sort $(wildcard $(RBTRACE_DIR)/*.c))
 RBTRACE_DEPS	= $(RBTRACE_SRCS) $(wildcard $(RBTRACE_DIR)/*.h) rbn_events.h
 RBTRACE		:= $(RBTRACE_DIR)/rbtrace
+# "rbtrace --version": git describe of the tree, when it is a git tree
+RBTRACE_VERSION	:= $(shell git describe --tags --always --dirty 2>/dev/null)
 RBTRACE_CFLAGS	= -std=gnu11 -g -Wall -Wextra -Werror -Wno-sign-compare -I. \
-		  $(TEP_CFLAGS)
+		  $(TEP_CFLAGS) \
+		  $(if $(RBTRACE_VERSION),-DRBTRACE_VERSION='"$(RBTRACE_VERSION)"')
 # rbtrace built for the tests: plain and under ASan+UBSan; the recording
 # generator, on the userspace core.
 RBTRACE_BINS	:= $(RBTRACE) $(BUILD)/asan/rbtrace $(BUILD)/user/rbgen
