@@ -279,12 +279,14 @@ FUZZ_TEP_LIBS	= $(or $(wildcard $(TEP_LIBDIR)/libtraceevent.a),$(TEP_LIBS))
 FUZZ_CORPUS	:= $(FUZZ_DIR)/corpus
 FUZZ_OUT	:= $(BUILD)/fuzz/run
 FUZZ_SMOKE_OUT	:= $(BUILD)/fuzz/smoke
+# what rbtrace.c, built into each target, calls in the other files
+FUZZ_LINK_SRCS	:= $(RBTRACE_DIR)/manifest.c $(RBTRACE_DIR)/args.c
 
 $(FUZZ_BINS): $(BUILD)/fuzz/%: $(FUZZ_DIR)/%.c $(RBTRACE_DEPS)
 	@mkdir -p $(@D)
 	@echo "  LD [fuzz] $@"
 	$(Q)$(if $(TEP_LIBS),,$(error libtraceevent not found by $(PKG_CONFIG); run 'make deps'))
-	$(Q)$(FUZZ_CC) $(FUZZ_CFLAGS) -o $@ $< $(FUZZ_TEP_LIBS)
+	$(Q)$(FUZZ_CC) $(FUZZ_CFLAGS) -o $@ $< $(FUZZ_LINK_SRCS) $(FUZZ_TEP_LIBS)
 
 fuzz-build: $(FUZZ_BINS) $(BUILD)/user/rbgen
 
