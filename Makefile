@@ -240,6 +240,10 @@ $(BUILD)/user/rbgen: $(BUILD)/user/obj/$(TEST_DIR)/rbgen.o \
 
 RBTRACE_RUNS	= '@rbtrace bash $(TEST_DIR)/test_rbtrace.sh $(RBTRACE) $(BUILD)/user/rbgen' \
 		  '@rbtrace-asan $(SAN_ENV) bash $(TEST_DIR)/test_rbtrace.sh $(BUILD)/asan/rbtrace $(BUILD)/user/rbgen'
+# check, report and export on broken copies of a good recording, and the
+# command line's numbers and outputs (a table: one row per breakage)
+RECORDINGS_RUNS	= '@recordings bash $(TEST_DIR)/test_recordings.sh $(RBTRACE) $(BUILD)/user/rbgen' \
+		  '@recordings-asan $(SAN_ENV) bash $(TEST_DIR)/test_recordings.sh $(BUILD)/asan/rbtrace $(BUILD)/user/rbgen'
 
 # The kernel log check of the kernel selftests, on a sample of every
 # report format of the debug kernels' checkers.
@@ -452,7 +456,7 @@ check:
 		build='!build some programs did not build (errors above)'; \
 	find $(BUILD)/cov -name '*.gcda' -delete 2>/dev/null; \
 	bash $(TEST_DIR)/run.sh $(foreach v,$(VARIANTS),$(call run_args,$(v))) \
-		$(RBTRACE_RUNS) $(DMESG_RE_RUN) $(FUZZ_RUN) $(COV_RUN) \
+		$(RBTRACE_RUNS) $(RECORDINGS_RUNS) $(DMESG_RE_RUN) $(FUZZ_RUN) $(COV_RUN) \
 		$(MUTANTS_RUN) $(MODULE_RUN) $(PARALLEL_RUN) $(VM_RUNS) $(VM_DEBUG_RUNS) \
 		$${build:+"$$build"}
 
