@@ -223,8 +223,11 @@ RBTRACE_DIR	:= tools/rbtrace
 RBTRACE_SRCS	= $(sort $(wildcard $(RBTRACE_DIR)/*.c))
 RBTRACE_DEPS	= $(RBTRACE_SRCS) $(wildcard $(RBTRACE_DIR)/*.h) rbn_events.h
 RBTRACE		:= $(RBTRACE_DIR)/rbtrace
+# "rbtrace --version": git describe of the tree, when it is a git tree
+RBTRACE_VERSION	:= $(shell git describe --tags --always --dirty 2>/dev/null)
 RBTRACE_CFLAGS	= -std=gnu11 -g -Wall -Wextra -Werror -Wno-sign-compare -I. \
-		  $(TEP_CFLAGS)
+		  $(TEP_CFLAGS) \
+		  $(if $(RBTRACE_VERSION),-DRBTRACE_VERSION='"$(RBTRACE_VERSION)"')
 # rbtrace built for the tests: plain and under ASan+UBSan; the recording
 # generator, on the userspace core.
 RBTRACE_BINS	:= $(RBTRACE) $(BUILD)/asan/rbtrace $(BUILD)/user/rbgen
@@ -262,6 +265,10 @@ $(BUILD)/user/rbgen: $(BUILD)/user/obj/$(TEST_DIR)/rbgen.o \
 
 RBTRACE_RUNS	= '@rbtrace bash $(TEST_DIR)/test_rbtrace.sh $(RBTRACE) $(BUILD)/user/rbgen' \
 		  '@rbtrace-asan $(SAN_ENV) bash $(TEST_DIR)/test_rbtrace.sh $(BUILD)/asan/rbtrace $(BUILD)/user/rbgen'
+# check, report and export on broken copies of a good recording, and the
+# command line's numbers and outputs (a table: one row per breakage)
+RECORDINGS_RUNS	= '@recordings bash $(TEST_DIR)/test_recordings.sh $(RBTRACE) $(BUILD)/user/rbgen' \
+		  '@recordings-asan $(SAN_ENV) bash $(TEST_DIR)/test_recordings.sh $(BUILD)/asan/rbtrace $(BUILD)/user/rbgen'
 
 # The kernel log check of the kernel selftests, on a sample of every
 # report format of the debug kernels' checkers.
@@ -301,12 +308,14 @@ FUZZ_TEP_LIBS	= $(or $(wildcard $(TEP_LIBDIR)/libtraceevent.a),$(TEP_LIBS))
 FUZZ_CORPUS	:= $(FUZZ_DIR)/corpus
 FUZZ_OUT	:= $(BUILD)/fuzz/run
 FUZZ_SMOKE_OUT	:= $(BUILD)/fuzz/smoke
+# what rbtrace.c, built into each target, calls in the other files
+FUZZ_LINK_SRCS	:= $(RBTRACE_DIR)/manifest.c $(RBTRACE_DIR)/args.c
 
 $(FUZZ_BINS): $(BUILD)/fuzz/%: $(FUZZ_DIR)/%.c $(RBTRACE_DEPS)
 	@mkdir -p $(@D)
 	@echo "  LD [fuzz] $@"
 	$(Q)$(if $(TEP_LIBS),,$(error libtraceevent not found by $(PKG_CONFIG); run 'make deps'))
-	$(Q)$(FUZZ_CC) $(FUZZ_CFLAGS) -o $@ $< $(FUZZ_TEP_LIBS)
+	$(Q)$(FUZZ_CC) $(FUZZ_CFLAGS) -o $@ $< $(FUZZ_LINK_SRCS) $(FUZZ_TEP_LIBS)
 
 fuzz-build: $(FUZZ_BINS) $(BUILD)/user/rbgen
 
@@ -578,7 +587,7 @@ check:
 		build='!build some programs did not build (errors above)'; \
 	find $(BUILD)/cov -name '*.gcda' -delete 2>/dev/null; \
 	bash $(TEST_DIR)/run.sh $(foreach v,$(VARIANTS),$(call run_args,$(v))) \
-		$(RBTRACE_RUNS) $(DMESG_RE_RUN) $(FUZZ_RUN) $(COV_RUN) \
+		$(RBTRACE_RUNS) $(RECORDINGS_RUNS) $(DMESG_RE_RUN) $(FUZZ_RUN) $(COV_RUN) \
 		$(MUTANTS_RUN) $(MODULE_RUN) $(DKMS_RUN) $(PARALLEL_RUN) $(VM_RUNS) $(VM_DEBUG_RUNS) \
 		$${build:+"$$build"}
 

@@ -128,8 +128,11 @@ drain()
 	_dr_ok=0
 	for _c in $(rbn_cpus); do
 		if [ $(((_c + $2) % 2)) -eq 0 ]; then
-			timeout -s KILL 120 "$RBTRACE" record -d "$sdir" -o "$1" \
-				-c "$_c" >"$1.rec$_c.log" 2>&1 || {
+			# a recording of its own (record refuses to add to
+			# one), its CPU file moved into OUT
+			timeout -s KILL 120 "$RBTRACE" record -d "$sdir" \
+				-o "$1.cpu$_c" -c "$_c" >"$1.rec$_c.log" 2>&1 &&
+				mv "$1.cpu$_c/cpu$_c.raw" "$1/" || {
 				ktap_print_msg "$1: rbtrace record -c $_c: $(tail -n 1 "$1.rec$_c.log")"
 				_dr_ok=1
 			}

@@ -60,6 +60,8 @@ fail_rest()
 # SECONDS, "rbtrace record" into $t/rec meanwhile; sets rec_rc
 run_load()
 {
+	# a new recording each time (record refuses to write over one)
+	rm -rf "$t/rec"
 	rbn_record_start "$t/rec"
 	rbn_set sources all || ktap_print_msg "$rbn_err"
 	_i=0

@@ -23,8 +23,12 @@
  *              handlers nest and write, for half a second
  *
  * DIR gets the format files and cpuN.raw, the pages rbn_read_page()
- * returned, one after the other. What was written is printed on stdout
- * ("written: N" per CPU, "lost: N" in overwrite mode, "discarded: N").
+ * returned, one after the other, and a manifest as "rbtrace record"
+ * writes one (tools/rbtrace/manifest.c): the CPU files' sizes, the
+ * missed-events counts of their pages, and each CPU's rbn_cpu_stats()
+ * before the first write and after the last read. What was written is
+ * printed on stdout ("written: N" per CPU, "lost: N" in overwrite mode,
+ * "discarded: N").
  */
 #include <errno.h>
 #include <signal.h>
@@ -50,6 +54,7 @@ struct gen {
 	unsigned long discarded[GEN_CPUS];
 	unsigned int discard_rate;
 	unsigned long pages[GEN_CPUS];
+	unsigned long long missed[GEN_CPUS];	/* stored counts of the pages */
 	unsigned long refused;
 	unsigned long nested;
 	unsigned long at_label[RBN_NR_LABELS];
@@ -208,6 +213,74 @@ static double now_sec(void)
 	return t.tv_sec + t.tv_nsec / 1e9;
 }
 
+/* The missed-events count the page just read stores, as record counts. */
+static void gen_count_missed(int cpu)
+{
+	struct rbn_page *pg = gen.page[cpu];
+	unsigned long long cw = (unsigned long long)local_read(&pg->commit);
+	unsigned long long commit = cw & ~(unsigned long long)RBN_MISSED_FLAGS;
+	unsigned long long n;
+
+	if ((cw & RBN_MISSED_FLAGS) != RBN_MISSED_FLAGS)
+		return;
+	memcpy(&n, pg->data + commit, sizeof(n));
+	gen.missed[cpu] += n;
+}
+
+/* "rbtrace record"'s manifest (tools/rbtrace/manifest.c), in two parts. */
+static void gen_stats(FILE *f, const char *when, int cpu)
+{
+	struct rbn_cpu_stats st;
+
+	rbn_cpu_stats(gen.b, cpu, &st);
+	fprintf(f, "%s.stats.cpu%d: entries=%llu written=%llu overrun=%llu commit_overrun=%llu dropped=%llu read=%llu discarded=%llu\n",
+		when, cpu, (unsigned long long)st.entries,
+		(unsigned long long)st.written, (unsigned long long)st.overrun,
+		(unsigned long long)st.commit_overrun,
+		(unsigned long long)st.dropped, (unsigned long long)st.read,
+		(unsigned long long)st.discarded);
+}
+
+static void gen_manifest(const char *mode, bool end)
+{
+	unsigned int size = rbn_subbuf_size(gen.b);
+	char path[4096];
+	FILE *f;
+	int cpu;
+
+	snprintf(path, sizeof(path), "%s/manifest", gen.dir);
+	f = fopen(path, end ? "a" : "w");
+	if (!f) {
+		fprintf(stderr, "rbgen: %s: %s\n", path, strerror(errno));
+		exit(1);
+	}
+	if (!end) {
+		fprintf(f, "rbtrace-manifest: 1\nrbtrace: rbgen\n");
+		fprintf(f, "module: rbgen %s\nkernel: userspace core\n", mode);
+		fprintf(f, "tracing_on: 1\nsources: test\n");
+		fprintf(f, "subbuf_size: %u\ncpus:", size);
+		for (cpu = 0; cpu < GEN_CPUS; cpu++)
+			fprintf(f, " %d", cpu);
+		fprintf(f, "\nstart: 0.000000000\n");
+		for (cpu = 0; cpu < GEN_CPUS; cpu++)
+			gen_stats(f, "start", cpu);
+	} else {
+		fprintf(f, "stopped: end-of-data\n");
+		for (cpu = 0; cpu < GEN_CPUS; cpu++)
+			fprintf(f, "cpu%d.pages: %lu\ncpu%d.bytes: %llu\ncpu%d.lost: %llu\n",
+				cpu, gen.pages[cpu], cpu,
+				(unsigned long long)gen.pages[cpu] * size, cpu,
+				gen.missed[cpu]);
+		for (cpu = 0; cpu < GEN_CPUS; cpu++)
+			gen_stats(f, "end", cpu);
+		fprintf(f, "end: 0.000000000\n");
+	}
+	if (fclose(f)) {
+		fprintf(stderr, "rbgen: %s: %s\n", path, strerror(errno));
+		exit(1);
+	}
+}
+
 static void drain(void)
 {
 	unsigned int size = rbn_subbuf_size(gen.b);
@@ -229,6 +302,7 @@ static void drain(void)
 				exit(1);
 			}
 			gen.pages[cpu]++;
+			gen_count_missed(cpu);
 		}
 	}
 }
@@ -346,6 +420,7 @@ int main(int argc, char **argv)
 		}
 	}
 
+	gen_manifest(argv[1], false);
 	if (!outer) {
 		/* signals: no hook, the nesting is asynchronous */
 		double end = now_sec() + 0.5;
@@ -376,6 +451,7 @@ int main(int argc, char **argv)
 	}
 	rbn_test_set_hook(NULL, NULL);
 	drain();
+	gen_manifest(argv[1], true);
 
 	for (cpu = 0; cpu < GEN_CPUS; cpu++) {
 		rbn_cpu_stats(gen.b, cpu, &st);

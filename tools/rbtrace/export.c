@@ -1146,14 +1146,19 @@ static int exp_write(struct exp_ctx *c, const char *out_path)
 	unsigned long long off, records = c->records, fixed = c->abs_fixed;
 	unsigned long long folded = c->pages_folded;
 	struct exp_out o = { .path = out_path };
+	/* "-": standard output, written in order (the file is never sought) */
+	bool to_stdout = !strcmp(out_path, "-");
 	struct kbuffer *kbuf;
+	struct stat st;
 	unsigned int cpu;
 	int ret = 0;
 
 	kbuf = kbuffer_alloc(KBUFFER_LSIZE_8, KBUFFER_ENDIAN_LITTLE);
 	if (!kbuf)
 		return -ENOMEM;
-	o.f = fopen(out_path, "w");
+	if (to_stdout)
+		o.path = "standard output";
+	o.f = to_stdout ? stdout : fopen(out_path, "w");
 	if (!o.f) {
 		ret = -errno;
 		exp_err("%s: %s", out_path, strerror(errno));
@@ -1188,11 +1193,12 @@ static int exp_write(struct exp_ctx *c, const char *out_path)
 		ret = -EAGAIN;
 	}
 	kbuffer_free(kbuf);
-	if (fclose(o.f) && !ret) {
+	if ((to_stdout ? fflush(o.f) : fclose(o.f)) && !ret) {
 		ret = -errno;
-		exp_err("%s: %s", out_path, strerror(errno));
+		exp_err("%s: %s", o.path, strerror(errno));
 	}
-	if (ret)
+	/* never a device or FIFO given as the output (-o /dev/null) */
+	if (ret && !to_stdout && !stat(out_path, &st) && S_ISREG(st.st_mode))
 		unlink(out_path);
 	return ret;
 }

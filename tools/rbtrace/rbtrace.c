@@ -43,6 +43,8 @@
 #include "rbn_events.h"
 #include "rbtrace.h"
 #include "fmtcheck.h"
+#include "args.h"
+#include "manifest.h"
 
 /*
  * "rbtrace export" is export.c's rbtrace_export_stats(); weak, so that
@@ -349,7 +351,14 @@ static void load_formats_text(struct rbt_rec *r, const char *hp_path,
 	if (err || !ev || (ev->flags & TEP_EVENT_FL_FAILED)) {
 		char msg[128] = "";
 
-		if (err)
+		/*
+		 * libtraceevent says "failed to allocate memory" of a text
+		 * whose name it cannot read, too: a memory failure would not
+		 * have come this far.
+		 */
+		if (err == TEP_ERRNO__MEM_ALLOC_FAILED)
+			snprintf(msg, sizeof(msg), "libtraceevent cannot read it");
+		else if (err)
 			tep_strerror(r->tep, err, msg, sizeof(msg));
 		die_input("%s: does not parse%s%s", path, *msg ? ": " : "", msg);
 	}
@@ -925,10 +934,16 @@ static void usage_check(FILE *f)
 		"  (zero-delta events: the previous event's; clock-back events,\n"
 		"  whose clock read behind a time taken before: at or after it),\n"
 		"  sequence numbers have no duplicate and no gap the missed-events\n"
-		"  counts do not account for. Prints a summary table.\n"
+		"  counts do not account for; the recording is what its manifest\n"
+		"  says (every CPU file there with its size, no other, an end)\n"
+		"  and holds an event, and per CPU the events read are those the\n"
+		"  module handed to the reader. Prints a summary table.\n"
 		"  -q, --quiet   only the verdict and violations\n"
 		"  -h, --help    this text\n"
-		"Exit status: 0 all checks passed, 1 violation, 2 bad input.\n",
+		"Exit status: 0 all checks passed, 1 violation (a recording\n"
+		"not what its manifest says, or without an event, too), 2 bad\n"
+		"input. Without a manifest the files are checked against each\n"
+		"other only (a warning on stderr).\n",
 		prog);
 }
 
@@ -968,6 +983,46 @@ static void print_ctx_depth(const struct ctx_depth *cd)
 	}
 }
 
+static void manifest_violation(void *arg, const char *msg)
+{
+	violation(arg, "%s", msg);
+}
+
+static void manifest_note(void *arg, const char *msg)
+{
+	if (!((struct rbt_rec *)arg)->quiet)
+		printf("%s\n", msg);
+}
+
+/*
+ * What was read of each CPU against the module's counters in the
+ * manifest (manifest.c, rbt_manifest_check()).
+ */
+static void check_manifest(struct rbt_rec *r)
+{
+	const struct rbt_manifest_out out = {
+		manifest_violation, manifest_note, r,
+	};
+	struct rbt_cpu_counts *n = xrealloc(NULL, r->nr_cpus * sizeof(*n));
+	int cpu;
+
+	for (cpu = 0; cpu < r->nr_cpus; cpu++) {
+		const struct rbt_cpu *c = &r->cpu[cpu];
+
+		n[cpu] = (struct rbt_cpu_counts) {
+			.present = c->present,
+			.events = c->nr_ev,
+			.pages = c->nr_pages,
+			.bytes = (unsigned long long)c->nr_pages * r->subbuf,
+			.missed_pages = c->missed_pages,
+			.missed_sum = c->missed_sum,
+			.missed_unknown = c->missed_unknown,
+		};
+	}
+	rbt_manifest_check(n, r->nr_cpus, &out);
+	free(n);
+}
+
 /* The checks of "rbtrace check" on a loaded recording; its exit status. */
 static int check_rec(struct rbt_rec *r)
 {
@@ -976,6 +1031,7 @@ static int check_rec(struct rbt_rec *r)
 	unsigned long long *order;
 	int cpu;
 
+	check_manifest(r);
 	memset(&cd, 0, sizeof(cd));
 	for (cpu = 0; cpu < r->nr_cpus; cpu++) {
 		struct rbt_cpu *c = &r->cpu[cpu];
@@ -1073,6 +1129,13 @@ static int cmd_check(int argc, char **argv)
 		return RBT_EXIT_INPUT;
 	}
 	r.dir = argv[optind];
+	ret = rbt_rec_verify("check", r.dir);
+	if (ret) {
+		if (ret == RBT_EXIT_VIOLATION)
+			printf("%s: FAILED: not the recording its manifest describes, or no event (see above)\n",
+			       r.dir);
+		return ret;
+	}
 	load_formats(&r);
 	load_cpus(&r, false);
 	ret = check_rec(&r);
@@ -1122,7 +1185,10 @@ static void usage_report(FILE *f)
 		"  -c, --cpu N    only the events of CPU N\n"
 		"  -l             latency flags: irqs-off (d), hardirq (h),\n"
 		"                 softirq (s), NMI (z), preempt count\n"
-		"  -h, --help     this text\n",
+		"  -h, --help     this text\n"
+		"It takes the recordings check takes, and refuses the others:\n"
+		"exit status 1 for one that is not what its manifest says or\n"
+		"has no event, 2 for bad input.\n",
 		prog);
 }
 
@@ -1138,9 +1204,10 @@ static int cmd_report(int argc, char **argv)
 	unsigned long long *order, prev = 0;
 	unsigned long nr, k;
 	bool ts_diff = false, lat = false;
-	int opt, only_cpu = -1;
+	int opt, only_cpu = -1, ret;
+	unsigned long long num;
 	struct trace_seq s;
-	char *end;
+	const char *why;
 
 	while ((opt = getopt_long(argc, argv, "htc:l", opts, NULL)) != -1) {
 		switch (opt) {
@@ -1154,14 +1221,12 @@ static int cmd_report(int argc, char **argv)
 			lat = true;
 			break;
 		case 'c':
-			errno = 0;
-			only_cpu = strtol(optarg, &end, 10);
-			if (errno || *end || only_cpu < 0 ||
-			    only_cpu >= MAX_CPUS) {
-				fprintf(stderr, "%s: bad CPU '%s'\n", prog,
-					optarg);
+			if (rbt_parse_uint(optarg, MAX_CPUS - 1, &num, &why)) {
+				fprintf(stderr, "%s report: bad CPU '%s': %s\n",
+					prog, optarg, why);
 				return RBT_EXIT_INPUT;
 			}
+			only_cpu = num;
 			break;
 		default:
 			usage_report(stderr);
@@ -1173,6 +1238,9 @@ static int cmd_report(int argc, char **argv)
 		return RBT_EXIT_INPUT;
 	}
 	r.dir = argv[optind];
+	ret = rbt_rec_verify("report", r.dir);
+	if (ret)
+		return ret;
 	load_formats(&r);
 	load_cpus(&r, true);
 	if (only_cpu >= r.nr_cpus)
@@ -1231,17 +1299,23 @@ static void rec_sigint(int sig)
 static void usage_record(FILE *f)
 {
 	fprintf(f,
-		"usage: %s record [-d DIR] [-o OUT] [-t SECONDS] [-s SIZE] [-c CPU] [-r]\n"
+		"usage: %s record [-d DIR] [-o OUT] [-t SECONDS] [-s SIZE] [-c CPU] [-r] [--force]\n"
 		"  Record the pages of the rbnest module: for every CPU, splice\n"
 		"  whole pages from DIR/per_cpu/cpuN/trace_pipe_raw into\n"
 		"  OUT/cpuN.raw, and copy the format files into OUT, until the\n"
-		"  time or size limit, the end of the data, or SIGINT.\n"
+		"  time or size limit, the end of the data, or SIGINT. OUT/manifest\n"
+		"  says what was recorded (CPUs, bytes, the module's parameters,\n"
+		"  settings and per-CPU stats at the start and at the end), and\n"
+		"  DIR/saved_cmdlines is copied when there is one.\n"
 		"  -d DIR      the module's directory (" REC_DEFAULT_DIR ")\n"
-		"  -o OUT      the recording directory (" REC_DEFAULT_OUT ")\n"
-		"  -t SECONDS  stop after this time\n"
+		"  -o OUT      the recording directory (" REC_DEFAULT_OUT "); one\n"
+		"              that holds a recording is refused\n"
+		"  -t SECONDS  stop after this time (decimal, above 0)\n"
 		"  -s SIZE     stop after this many bytes (suffix K, M, G)\n"
 		"  -c CPU      record this CPU only (OUT/cpuCPU.raw)\n"
 		"  -r, --read  read() whole pages instead of splicing them\n"
+		"  --force     replace the recording in OUT (only a directory\n"
+		"              that holds nothing but a recording's files)\n"
 		"  -h, --help  this text\n"
 		"A progress line (pages, bytes, events lost) is shown on stderr\n"
 		"when it is a terminal.\n",
@@ -1391,22 +1465,6 @@ static ssize_t rec_move(struct rec_cpu *c, int cpu, unsigned int subbuf,
 	return n;
 }
 
-static unsigned long long parse_size(const char *arg)
-{
-	unsigned long long v;
-	char *end;
-
-	errno = 0;
-	v = strtoull(arg, &end, 10);
-	if (errno || end == arg)
-		return 0;
-	if (*end && strchr("kKmMgG", *end)) {
-		v <<= strchr("kK", *end) ? 10 : strchr("mM", *end) ? 20 : 30;
-		end++;
-	}
-	return *end ? 0 : v;
-}
-
 static double now_s(void)
 {
 	struct timespec ts;
@@ -1420,11 +1478,15 @@ static int cmd_record(int argc, char **argv)
 	static const struct option opts[] = {
 		{ "help", no_argument, NULL, 'h' },
 		{ "read", no_argument, NULL, 'r' },
+		{ "force", no_argument, NULL, 'F' },
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *dir = REC_DEFAULT_DIR, *out = REC_DEFAULT_OUT;
-	unsigned long long max_bytes = 0, total, lost;
-	bool use_read = false;
+	unsigned long long max_bytes = 0, total, lost, num;
+	unsigned long long *m_bytes, *m_lost;
+	bool use_read = false, force = false;
+	const char *why, *stopped = "end-of-data";
+	int *m_cpus, m_nr = 0;
 	long only_cpu = -1;
 	double seconds = 0, start, last_show = 0;
 	struct rec_cpu *cpus;
@@ -1435,7 +1497,7 @@ static int cmd_record(int argc, char **argv)
 	unsigned int subbuf;
 	int opt, nr = 0, cpu, active;
 	size_t size;
-	char *end, *text;
+	char *text;
 
 	while ((opt = getopt_long(argc, argv, "hd:o:t:s:c:r", opts, NULL)) != -1) {
 		switch (opt) {
@@ -1445,15 +1507,16 @@ static int cmd_record(int argc, char **argv)
 		case 'r':
 			use_read = true;
 			break;
+		case 'F':
+			force = true;
+			break;
 		case 'c':
-			errno = 0;
-			only_cpu = strtol(optarg, &end, 10);
-			if (errno || *end || end == optarg || only_cpu < 0 ||
-			    only_cpu >= MAX_CPUS) {
-				fprintf(stderr, "%s record: bad CPU '%s'\n",
-					prog, optarg);
+			if (rbt_parse_uint(optarg, MAX_CPUS - 1, &num, &why)) {
+				fprintf(stderr, "%s record: bad CPU '%s': %s\n",
+					prog, optarg, why);
 				return RBT_EXIT_INPUT;
 			}
+			only_cpu = num;
 			break;
 		case 'd':
 			dir = optarg;
@@ -1462,19 +1525,16 @@ static int cmd_record(int argc, char **argv)
 			out = optarg;
 			break;
 		case 't':
-			errno = 0;
-			seconds = strtod(optarg, &end);
-			if (errno || *end || seconds <= 0) {
-				fprintf(stderr, "%s record: bad time '%s'\n",
-					prog, optarg);
+			if (rbt_parse_seconds(optarg, &seconds, &why)) {
+				fprintf(stderr, "%s record: bad time '%s': %s\n",
+					prog, optarg, why);
 				return RBT_EXIT_INPUT;
 			}
 			break;
 		case 's':
-			max_bytes = parse_size(optarg);
-			if (!max_bytes) {
-				fprintf(stderr, "%s record: bad size '%s'\n",
-					prog, optarg);
+			if (rbt_parse_size(optarg, &max_bytes, &why)) {
+				fprintf(stderr, "%s record: bad size '%s': %s\n",
+					prog, optarg, why);
 				return RBT_EXIT_INPUT;
 			}
 			break;
@@ -1487,6 +1547,13 @@ static int cmd_record(int argc, char **argv)
 		usage_record(stderr);
 		return RBT_EXIT_INPUT;
 	}
+	if (!strcmp(out, "-")) {
+		fprintf(stderr, "%s record: -o -: a recording is a directory of files, not a stream: give a directory\n",
+			prog);
+		return RBT_EXIT_INPUT;
+	}
+	if (rbt_module_dir_check("record", dir))
+		return RBT_EXIT_INPUT;
 
 	snprintf(path, sizeof(path), "%s/header_page", dir);
 	text = read_file(path, &size, true);
@@ -1507,7 +1574,8 @@ static int cmd_record(int argc, char **argv)
 		die_input("%s/per_cpu/cpu%ld/trace_pipe_raw: %s", dir,
 			  only_cpu, strerror(ENOENT));
 
-	make_dir(out);
+	if (rbt_rec_prepare_dir(out, force))
+		return RBT_EXIT_INPUT;
 	copy_formats(dir, out);
 	cpus = xrealloc(NULL, nr * sizeof(*cpus));
 	pfd = xrealloc(NULL, nr * sizeof(*pfd));
@@ -1533,6 +1601,16 @@ static int cmd_record(int argc, char **argv)
 		if (pipe(c->pipe))
 			die_input("pipe: %s", strerror(errno));
 	}
+
+	m_cpus = xrealloc(NULL, nr * sizeof(*m_cpus));
+	m_bytes = xrealloc(NULL, nr * sizeof(*m_bytes));
+	m_lost = xrealloc(NULL, nr * sizeof(*m_lost));
+	for (cpu = 0; cpu < nr; cpu++)
+		if (only_cpu < 0 || cpu == only_cpu)
+			m_cpus[m_nr++] = cpu;
+	/* the stats before the first page is read */
+	if (rbt_manifest_begin(out, dir, m_cpus, m_nr, subbuf))
+		return RBT_EXIT_INPUT;
 
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_handler = rec_sigint;
@@ -1590,9 +1668,14 @@ next:
 			fprintf(stderr, "\r%s: %llu pages, %llu bytes, %llu events lost ",
 				out, total / subbuf, total, lost);
 		}
-		if (!active || (max_bytes && total >= max_bytes))
+		if (!active)
 			break;
+		if (max_bytes && total >= max_bytes) {
+			stopped = "size";
+			break;
+		}
 		if (rec_stop || (seconds && now_s() - start >= seconds)) {
+			stopped = rec_stop ? "signal" : "time";
 			drain = true;
 			break;
 		}
@@ -1632,6 +1715,17 @@ next:
 	}
 	if (tty)
 		fprintf(stderr, "\n");
+	/* the stats once no reader of ours is left */
+	for (cpu = 0; cpu < m_nr; cpu++) {
+		m_bytes[cpu] = cpus[m_cpus[cpu]].bytes;
+		m_lost[cpu] = cpus[m_cpus[cpu]].lost;
+	}
+	if (rbt_manifest_end(out, dir, m_cpus, m_nr, m_bytes, m_lost, subbuf,
+			     stopped))
+		return RBT_EXIT_INPUT;
+	free(m_cpus);
+	free(m_bytes);
+	free(m_lost);
 	if (only_cpu >= 0)
 		printf("%s: cpu %ld, %llu pages, %llu bytes, %llu events lost\n",
 		       out, only_cpu, total / subbuf, total, lost);
@@ -1905,7 +1999,8 @@ static int cmd_stream(int argc, char **argv)
 	struct walk w = { 0 };
 	struct pollfd *pfd;
 	unsigned char *pg;
-	char path[PATH_MAX], *end;
+	char path[PATH_MAX];
+	const char *why;
 	bool drain = false, progress = true;
 	int opt, cpu, active, nr, b;
 
@@ -1922,11 +2017,9 @@ static int cmd_stream(int argc, char **argv)
 			r.dir = optarg;
 			break;
 		case 'i':
-			errno = 0;
-			interval = strtod(optarg, &end);
-			if (errno || *end || interval <= 0) {
-				fprintf(stderr, "%s stream: bad interval '%s'\n",
-					prog, optarg);
+			if (rbt_parse_seconds(optarg, &interval, &why)) {
+				fprintf(stderr, "%s stream: bad interval '%s': %s\n",
+					prog, optarg, why);
 				return RBT_EXIT_INPUT;
 			}
 			break;
@@ -1941,6 +2034,8 @@ static int cmd_stream(int argc, char **argv)
 	}
 
 	/* the module's directory has the format files of a recording */
+	if (rbt_module_dir_check("stream", r.dir))
+		return RBT_EXIT_INPUT;
 	load_formats(&r);
 	for (nr = 0; nr < MAX_CPUS; nr++) {
 		struct stat st;
@@ -2104,8 +2199,11 @@ static void usage_export(FILE *f)
 	fprintf(f,
 		"usage: %s export REC -o FILE\n"
 		"  Write an rbnest recording as a trace-cmd data file that\n"
-		"  \"trace-cmd report\" reads.\n"
-		"  -o, --output FILE  the trace-cmd data file to write\n"
+		"  \"trace-cmd report\" reads. It takes the recordings check\n"
+		"  takes, and refuses the others: exit status 1 for one that is\n"
+		"  not what its manifest says or has no event, 2 for bad input.\n"
+		"  -o, --output FILE  the trace-cmd data file to write; - for\n"
+		"                     standard output (the summary goes to stderr)\n"
 		"  -h, --help         this text\n",
 		prog);
 }
@@ -2117,8 +2215,9 @@ static int cmd_export(int argc, char **argv)
 		{ "output", required_argument, NULL, 'o' },
 		{ NULL, 0, NULL, 0 },
 	};
+	struct rbt_rec r = { 0 };
 	const char *out = NULL;
-	int opt;
+	int opt, ret;
 
 	while ((opt = getopt_long(argc, argv, "ho:", opts, NULL)) != -1) {
 		switch (opt) {
@@ -2137,14 +2236,23 @@ static int cmd_export(int argc, char **argv)
 		usage_export(stderr);
 		return RBT_EXIT_INPUT;
 	}
+	/* the recordings check and report take, and no other */
+	r.dir = argv[optind];
+	ret = rbt_rec_verify("export", r.dir);
+	if (ret)
+		return ret;
+	load_formats(&r);
+	rec_free(&r);
 #if HAVE_EXPORT
 	if (rbtrace_export_stats) {
 		struct rbtrace_export_stats st;
 
 		if (rbtrace_export_stats(argv[optind], out, &st))
 			return RBT_EXIT_INPUT;
-		printf("%s: %u CPUs, %llu pages, %llu records\n", out,
-		       st.nr_cpus, st.pages, st.records);
+		fprintf(strcmp(out, "-") ? stdout : stderr,
+			"%s: %u CPUs, %llu pages, %llu records\n",
+			strcmp(out, "-") ? out : "standard output",
+			st.nr_cpus, st.pages, st.records);
 		return RBT_EXIT_OK;
 	}
 #endif
@@ -2165,12 +2273,29 @@ static void usage(FILE *f)
 		"  stream   check the module's pages as they come\n"
 		"  report   print the events of a recording\n"
 		"  export   write a trace-cmd data file\n"
-		"'%s COMMAND --help' describes a command.\n",
-		prog, prog);
+		"'%s COMMAND --help' describes a command; '%s --version'\n"
+		"prints the version.\n",
+		prog, prog, prog);
 }
 
 #ifndef RBTRACE_FUZZ
+static int run_command(int argc, char **argv);
+
+/*
+ * Every command's output is checked at exit: a full disk or a closed
+ * pipe under standard output is an error (exit status 2), not a short
+ * report.
+ */
 int main(int argc, char **argv)
+{
+	int ret = run_command(argc, argv);
+
+	if (rbt_close_stdout(prog))
+		return RBT_EXIT_INPUT;
+	return ret;
+}
+
+static int run_command(int argc, char **argv)
 {
 	const char *cmd;
 
@@ -2182,6 +2307,10 @@ int main(int argc, char **argv)
 	if (!strcmp(cmd, "-h") || !strcmp(cmd, "--help") ||
 	    !strcmp(cmd, "help")) {
 		usage(stdout);
+		return RBT_EXIT_OK;
+	}
+	if (!strcmp(cmd, "--version") || !strcmp(cmd, "-V")) {
+		printf("rbtrace %s\n", RBTRACE_VERSION);
 		return RBT_EXIT_OK;
 	}
 	/* the sub-command sees its own name as argv[0] */
