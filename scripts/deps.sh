@@ -33,6 +33,7 @@ REQUIRED=(
 	cpio
 	kmod
 	xz-utils
+	librsvg2-bin
 )
 OPTIONAL=(
 	sparse
