@@ -715,7 +715,7 @@ static void put_mark(FILE *f, const struct rbt_plot *p, int cpu, int row,
 			x + MARK_R, y - MARK_R - 1, v->depth);
 }
 
-/* The writers' spans, then the connectors, then the marks of a CPU. */
+/* A CPU: sub-buffer starts, writers' spans, connectors, then marks. */
 static void put_cpu(FILE *f, const struct rbt_plot *p, int cpu, int row)
 {
 	const struct pcpu *c = &p->cpu[cpu];
@@ -723,6 +723,16 @@ static void put_cpu(FILE *f, const struct rbt_plot *p, int cpu, int row)
 	bool labels = p->nr_in <= 200;
 	unsigned long i;
 
+	for (i = 0; i < c->nr_ev; i++) {
+		const struct pev *v = &c->ev[i];
+		double x;
+
+		if (!v->in || !(v->flags & EV_PAGE_START))
+			continue;
+		x = xpos(p, v->ts);
+		fprintf(f, "<line class=\"pagestart\" x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#56b4e9\" stroke-width=\"1.5\" stroke-dasharray=\"1,2\"/>\n",
+			x, top, x, top + NR_CTX * LANE_H);
+	}
 	for (i = 0; i < c->nr_ev; i++) {
 		const struct pev *v = &c->ev[i];
 		unsigned long long end;
@@ -763,16 +773,6 @@ static void put_cpu(FILE *f, const struct rbt_plot *p, int cpu, int row)
 			v->encl_next ? "next" : "prev", cpu, v->seq, w->seq,
 			x, lane_y(p, row, v->ctx), x, lane_y(p, row, w->ctx),
 			v->encl_next ? " stroke-dasharray=\"3,2\"" : "");
-	}
-	for (i = 0; i < c->nr_ev; i++) {
-		const struct pev *v = &c->ev[i];
-		double x;
-
-		if (!v->in || !(v->flags & EV_PAGE_START))
-			continue;
-		x = xpos(p, v->ts);
-		fprintf(f, "<line class=\"pagestart\" x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"#56b4e9\" stroke-width=\"1.5\" stroke-dasharray=\"1,2\"/>\n",
-			x, top, x, top + NR_CTX * LANE_H);
 	}
 	for (i = 0; i < c->nr_ev; i++) {
 		const struct pev *v = &c->ev[i];
