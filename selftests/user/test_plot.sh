@@ -128,7 +128,7 @@ if what == 'lanes':
                    for e in of('lane'))
     cpus = [only] if only >= 0 else range(nr_cpus)
     want = sorted((c, x) for c in cpus for x in range(4))
-    print('# %d lanes, %d CPUs x 4 contexts' % (len(lanes), len(cpus)))
+    print('%d lanes, %d CPUs x 4 contexts' % (len(lanes), len(cpus)))
     expect(lanes == want, 'lanes %s' % lanes)
 elif what == 'marks':
     if len(args) >= 2 and args[0] == 'window':
@@ -142,7 +142,7 @@ elif what == 'marks':
     for e in inw:
         k = (e['cpu'], e['ctx'])
         want[k] = want.get(k, 0) + 1
-    print('# window %d..%d ns: %d marks, report %d events; by cpu, ctx: %s' %
+    print('window %d..%d ns: %d marks, report %d events; by cpu, ctx: %s' %
           (lo, hi, len(marks), len(inw), sorted(got.items())))
     expect(len(marks) == len(inw) and got == want,
            'marks %s, report %s' % (sorted(got.items()), sorted(want.items())))
@@ -153,7 +153,7 @@ elif what == 'marks':
            'marks are not the events of the window')
     if 'deepest' in args:
         deep = [m for m in marks if int(m.get('data-depth')) == max_depth]
-        print('# %d marks of the deepest depth %d' % (len(deep), max_depth))
+        print('%d marks of the deepest depth %d' % (len(deep), max_depth))
         expect(deep, 'no mark of depth %d in the default window' % max_depth)
 elif what == 'conns':
     # the writer each nested event of the window interrupted, from the
@@ -186,7 +186,7 @@ elif what == 'conns':
     got = {(int(c.get('data-cpu')), int(c.get('data-seq'))):
            (c.get('data-kind'), int(c.get('data-to-seq'))) for c in of('conn')}
     kinds = [k for k, s in want.values()]
-    print('# %d connectors (%d to a writer that reserved before, %d after); '
+    print('%d connectors (%d to a writer that reserved before, %d after); '
           '%d nested marks' % (len(got), kinds.count('prev'), kinds.count('next'),
                                sum(1 for e in inw if e['depth'] >= 2)))
     expect(len(of('conn')) == len(got), 'two connectors for one event')
@@ -198,7 +198,7 @@ elif what == 'legend':
     need = sorted(['fast', 'slow', 'absolute', 'zero-delta', 'extend',
                    'clock-back', 'page-start', 'span', 'span-before', 'conn',
                    'conn-next'])
-    print('# legend: %s' % ' '.join(keys))
+    print('legend: %s' % ' '.join(keys))
     expect(keys == need, 'legend %s' % keys)
     expect(any('title' in cls(e) and 'rbtrace plot' in ''.join(e.itertext())
                for e in els), 'no title')
@@ -211,7 +211,7 @@ elif what == 'hist':
            int(b.get('data-count')) for b in bars
            if b.get('data-hist') == 'depth' and b.get('data-ctx')}
     s = lambda k: sum(t[k] for t in tab.values())
-    print('# paths %s; check: events %d zero %d abs %d extend %d clock-back %d'
+    print('paths %s; check: events %d zero %d abs %d extend %d clock-back %d'
           % (sorted(path.items()), tot['events'], s('zero'), s('abs'),
              s('extend'), tot['clock-back']))
     expect(path['fast'] + path['slow'] == tot['events'], 'fast + slow')
@@ -220,7 +220,7 @@ elif what == 'hist':
     expect(path['extend'] == s('extend'), 'extend')
     expect(path['clock-back'] == tot['clock-back'], 'clock back')
     expect(int(root.get('data-events')) == tot['events'], 'data-events')
-    print('# depth x context bars: %d, sum %d' % (len(dep), sum(dep.values())))
+    print('depth x context bars: %d, sum %d' % (len(dep), sum(dep.values())))
     expect(dep == cd, 'depth bars %s, check %s' % (sorted(dep.items()),
                                                    sorted(cd.items())))
 elif what == 'png':
@@ -228,14 +228,14 @@ elif what == 'png':
     d = open(png, 'rb').read()
     expect(d[:8] == b'\x89PNG\r\n\x1a\n', 'not a PNG')
     w, h = struct.unpack('>II', d[16:24])
-    print('# %s: %d bytes, %dx%d; svg %sx%s' % (png.split('/')[-1], len(d), w, h,
+    print('%s: %d bytes, %dx%d; svg %sx%s' % (png.split('/')[-1], len(d), w, h,
                                               root.get('width'), root.get('height')))
     expect(len(d) > 20000, 'PNG of %d bytes' % len(d))
     expect((w, h) == (int(root.get('width')), int(float(root.get('height')))),
            'PNG size')
     expect(w >= 1000 and h >= 400, 'PNG too small')
 for f in fail:
-    print('# MISMATCH: ' + f)
+    print('MISMATCH: ' + f)
 sys.exit(1 if fail else 0)
 EOF
 
