@@ -484,10 +484,11 @@ static void nest(struct pcpu *c)
 		if (d >= 1 && d <= MAX_DEPTH)
 			nxt[d] = i;
 	}
-	for (i = 0; i < n; i++) {
+	/* from the window's events down to the writers they interrupted */
+	for (i = n - 1; i >= 0; i--) {
 		struct pev *v = &c->ev[i], *w;
 
-		if (v->encl < 0 || !v->in)
+		if (v->encl < 0 || !(v->in || v->nested_in))
 			continue;
 		w = &c->ev[v->encl];
 		w->nested_in = true;

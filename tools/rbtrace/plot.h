@@ -64,7 +64,8 @@
  * of its depth before N, the data cannot tell P interrupted after its
  * reserve from N interrupted before; P is drawn. An event of depth d
  * with neither has no connector (events lost, or the window's edge).
- * Only the events of the window make spans.
+ * Spans are drawn for the writers that events of the window interrupted,
+ * and for the writers that those interrupted in turn.
  */
 #ifndef _RBTRACE_PLOT_H
 #define _RBTRACE_PLOT_H
