@@ -270,6 +270,12 @@ RBTRACE_RUNS	= '@rbtrace bash $(TEST_DIR)/test_rbtrace.sh $(RBTRACE) $(BUILD)/us
 RECORDINGS_RUNS	= '@recordings bash $(TEST_DIR)/test_recordings.sh $(RBTRACE) $(BUILD)/user/rbgen' \
 		  '@recordings-asan $(SAN_ENV) bash $(TEST_DIR)/test_recordings.sh $(BUILD)/asan/rbtrace $(BUILD)/user/rbgen'
 
+# rbtrace plot: pictures of rbgen recordings checked against report and
+# check, rendered to PNG with rsvg-convert (librsvg2-bin).
+PLOT_RUNS	= '@plot bash $(TEST_DIR)/test_plot.sh $(RBTRACE) $(BUILD)/user/rbgen' \
+		  '@plot-asan $(SAN_ENV) bash $(TEST_DIR)/test_plot.sh $(BUILD)/asan/rbtrace $(BUILD)/user/rbgen'
+RBTRACE_RUNS	+= $(PLOT_RUNS)
+
 # The kernel log check of the kernel selftests, on a sample of every
 # report format of the debug kernels' checkers.
 DMESG_RE_RUN	= '@dmesg-re bash $(TEST_DIR)/test_dmesg_re.sh'

@@ -34,6 +34,7 @@ REQUIRED=(
 	kmod
 	xz-utils
 	dkms
+	librsvg2-bin
 )
 OPTIONAL=(
 	sparse

@@ -17,7 +17,8 @@
 #   - an excerpt of "trace-cmd report --debug -l -t --ts-diff" of the
 #     exported recording around the deepest nesting found: the events of
 #     an NMI, of the interrupt it hit, and of the task below, each with its
-#     own time and its delta as stored in the page.
+#     own time and its delta as stored in the page;
+#   - the path of "rbtrace plot"'s picture of the deepest nesting.
 #
 # Environment: KERNEL (6.1, 6.1-rt, 6.12, 6.12-rt), VM_CPUS (default 2),
 # RUN_OUT (default build/run).
@@ -89,6 +90,10 @@ echo "# rbtrace check $OUT/rec"
 status=0
 "$RBTRACE" check "$OUT/rec" | sed 's/^/  /' || status=1
 
+"$RBTRACE" plot "$OUT/rec" -o "$OUT/plot.svg" || status=1
+echo
+echo "# picture (rbtrace plot, the deepest nesting): $OUT/plot.svg"
+
 "$RBTRACE" export "$OUT/rec" -o "$OUT/trace.dat" >/dev/null
 trace-cmd report --debug -l -t --ts-diff "$OUT/trace.dat" \
 	>"$OUT/report.txt" 2>/dev/null || true
@@ -136,5 +141,5 @@ excerpt 'abs && depth >= 2' || excerpt abs || excerpt 'depth >= 2' ||
 	echo "  (no nested event in this recording)"
 
 echo
-echo "# files: $OUT/rec (recording), $OUT/trace.dat, $OUT/report.txt"
+echo "# files: $OUT/rec (recording), $OUT/plot.svg, $OUT/trace.dat, $OUT/report.txt"
 exit $status

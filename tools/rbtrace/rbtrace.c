@@ -45,6 +45,7 @@
 #include "fmtcheck.h"
 #include "args.h"
 #include "manifest.h"
+#include "plot.h"
 
 /*
  * "rbtrace export" is export.c's rbtrace_export_stats(); weak, so that
@@ -2261,6 +2262,110 @@ static int cmd_export(int argc, char **argv)
 }
 
 /* ------------------------------------------------------------------ */
+/* plot (plot.c)                                                      */
+/* ------------------------------------------------------------------ */
+
+#ifndef RBTRACE_FUZZ
+static int cmd_plot(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "help", no_argument, NULL, 'h' },
+		{ "output", required_argument, NULL, 'o' },
+		{ "from", required_argument, NULL, 'f' },
+		{ "to", required_argument, NULL, 't' },
+		{ "cpu", required_argument, NULL, 'c' },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct rbt_plot_opts po = { .cpu = -1 };
+	struct tep_format_field *f_src;
+	struct rbt_rec r = { 0 };
+	const char *out = NULL;
+	struct rbt_plot *p;
+	int opt, pass, cpu, ret = RBT_EXIT_INPUT;
+	unsigned long k;
+	char *end;
+
+	while ((opt = getopt_long(argc, argv, "ho:f:t:c:", opts, NULL)) != -1) {
+		switch (opt) {
+		case 'h':
+			rbt_plot_usage(stdout, prog);
+			return RBT_EXIT_OK;
+		case 'o':
+			out = optarg;
+			break;
+		case 'f':
+		case 't':
+			if (rbt_plot_parse_time(optarg, opt == 'f' ? &po.from :
+						&po.to)) {
+				fprintf(stderr, "%s plot: bad time '%s'\n", prog,
+					optarg);
+				return RBT_EXIT_INPUT;
+			}
+			*(opt == 'f' ? &po.has_from : &po.has_to) = true;
+			break;
+		case 'c':
+			errno = 0;
+			po.cpu = strtol(optarg, &end, 10);
+			if (errno || *end || end == optarg || po.cpu < 0 ||
+			    po.cpu >= MAX_CPUS) {
+				fprintf(stderr, "%s plot: bad CPU '%s'\n", prog,
+					optarg);
+				return RBT_EXIT_INPUT;
+			}
+			break;
+		default:
+			rbt_plot_usage(stderr, prog);
+			return RBT_EXIT_INPUT;
+		}
+	}
+	if (optind != argc - 1 || !out) {
+		rbt_plot_usage(stderr, prog);
+		return RBT_EXIT_INPUT;
+	}
+	r.dir = argv[optind];
+	load_formats(&r);
+	load_cpus(&r, true);
+	if (po.cpu >= r.nr_cpus)
+		die_input("%s: no CPU %d", r.dir, po.cpu);
+	f_src = tep_find_any_field(r.event, "source");
+	po.name = r.dir;
+	po.nr_cpus = r.nr_cpus;
+	p = rbt_plot_new(&po);
+	if (!p)
+		die_input("out of memory");
+	/* two passes over the same events: see plot.h */
+	for (pass = 0; pass < 2; pass++) {
+		for (cpu = 0; cpu < r.nr_cpus; cpu++) {
+			for (k = 0; k < r.cpu[cpu].nr_ev; k++) {
+				const struct rbt_event *e = &r.cpu[cpu].ev[k];
+				struct rbt_plot_ev pe = {
+					.ts = e->ts, .seq = e->seq, .cpu = cpu,
+					.pid = e->pid, .ctx = e->ctx,
+					.depth = e->depth, .flags = e->flags,
+					.source = f_src ? field(f_src, e->data) : 0,
+				};
+
+				if (rbt_plot_add(p, &pe))
+					goto fail;
+			}
+		}
+		if (rbt_plot_end_pass(p))
+			goto fail;
+	}
+	if (rbt_plot_write_file(p, out))
+		goto fail;
+	ret = RBT_EXIT_OK;
+	goto out;
+fail:
+	fprintf(stderr, "%s plot: %s\n", prog, rbt_plot_error(p));
+out:
+	rbt_plot_free(p);
+	rec_free(&r);
+	return ret;
+}
+#endif /* RBTRACE_FUZZ */
+
+/* ------------------------------------------------------------------ */
 /* main                                                               */
 /* ------------------------------------------------------------------ */
 
@@ -2273,6 +2378,7 @@ static void usage(FILE *f)
 		"  stream   check the module's pages as they come\n"
 		"  report   print the events of a recording\n"
 		"  export   write a trace-cmd data file\n"
+		"  plot     draw the writers' nesting as an SVG picture\n"
 		"'%s COMMAND --help' describes a command; '%s --version'\n"
 		"prints the version.\n",
 		prog, prog, prog);
@@ -2326,6 +2432,8 @@ static int run_command(int argc, char **argv)
 		return cmd_record(argc, argv);
 	if (!strcmp(cmd, "export"))
 		return cmd_export(argc, argv);
+	if (!strcmp(cmd, "plot"))
+		return cmd_plot(argc, argv);
 	fprintf(stderr, "%s: unknown command '%s'\n", prog, cmd);
 	usage(stderr);
 	return RBT_EXIT_INPUT;
