@@ -54,7 +54,7 @@ void rbn_pipe_flush_readers(void);
 void rbn_pipe_commit_notify(int cpu);
 
 /* rb_writers.c */
-bool rbn_emit(enum rbn_source src, u64 arg);
+bool rbn_emit(enum rbn_source src, u32 arg);
 void rbn_writers_reset_seq(void);
 int rbn_writers_init(const char *sources);
 void rbn_writers_create_files(struct dentry *root);

@@ -28,12 +28,12 @@
  * event only when hrtimer is on.
  *
  * The arg field of an event: the per-CPU count of that source's runs for
- * the generator, the kprobe's slot (its line in kprobe_events when they
- * were added to an empty list) for kprobes, and for tracepoints
- * enum rbn_tp_id << 32 | a value of the tracepoint: the irq for
- * irq_handler_*, the vector for softirq_* and local_timer_entry, 0 for
+ * the generator (its low 32 bits), the kprobe's slot (its line in
+ * kprobe_events when they were added to an empty list) for kprobes, and
+ * for tracepoints a value of the tracepoint: the irq for irq_handler_*,
+ * the vector for softirq_* and local_timer_entry, 0 for
  * hrtimer_expire_entry, handled for nmi_handler and the next task's pid
- * for sched_switch.
+ * for sched_switch; their tp field names the tracepoint (enum rbn_tp_id).
  *
  * Tracepoints are looked up by name (their symbols are not exported to
  * modules); one that this kernel lacks makes its source unavailable, never
@@ -222,18 +222,8 @@ enum rbn_wsrc {
 #define RBN_W_TIMER_MASK	(BIT(RBN_W_HRTIMER) | BIT(RBN_W_SOFTIRQ) | \
 				 BIT(RBN_W_IRQ_WORK) | BIT(RBN_W_NMI))
 
-/* The tracepoints; the id is the top half of the event's arg. */
-enum rbn_tp_id {
-	RBN_TP_IRQ_ENTRY,
-	RBN_TP_IRQ_EXIT,
-	RBN_TP_SOFTIRQ_ENTRY,
-	RBN_TP_SOFTIRQ_EXIT,
-	RBN_TP_HRTIMER_ENTRY,
-	RBN_TP_LOCAL_TIMER_ENTRY,
-	RBN_TP_NMI_HANDLER,
-	RBN_TP_SCHED_SWITCH,
-	RBN_NR_TPS
-};
+/* The tracepoints are enum rbn_tp_id of rbn_events.h, from 1 on. */
+#define RBN_TP_FIRST	(RBN_TP_NONE + 1)
 
 /**
  * struct rbn_src - a switchable source of events
@@ -342,7 +332,8 @@ static_assert(sizeof(struct rbn_sample) == 40);
  * Return: true when the event was reserved and then discarded.
  */
 static __always_inline bool rbn_write_sample(enum rbn_wsrc w,
-					     enum rbn_source src, u64 arg,
+					     enum rbn_source src,
+					     enum rbn_tp_id tp, u32 arg,
 					     unsigned int pc_bias)
 {
 	struct rbn_buffer *buf = rbn_buf;
@@ -413,6 +404,7 @@ static __always_inline bool rbn_write_sample(enum rbn_wsrc w,
 	s.source = src;
 	s.flags = rbn_event_flags(buf, event);
 	s.arg = arg;
+	s.tp = tp;
 	/* The payload is only 4-byte aligned. */
 	memcpy(rbn_event_data(event), &s, sizeof(s));
 	/* Either ends the reserve and publishes what nested in it. */
@@ -468,15 +460,15 @@ void rbn_writers_reset_seq(void)
  * (discard_every): the caller's only way to tell, as rbn_emit() has no
  * line of its own in the sources file.
  */
-bool notrace rbn_emit(enum rbn_source src, u64 arg)
+bool notrace rbn_emit(enum rbn_source src, u32 arg)
 {
-	return rbn_write_sample(RBN_W_NONE, src, arg, 0);
+	return rbn_write_sample(RBN_W_NONE, src, RBN_TP_NONE, arg, 0);
 }
 
 static __always_inline void rbn_src_emit(enum rbn_wsrc w, enum rbn_source src,
-					 u64 arg)
+					 u32 arg)
 {
-	rbn_write_sample(w, src, arg, 0);
+	rbn_write_sample(w, src, RBN_TP_NONE, arg, 0);
 }
 
 /* ------------------------------------------------------------------ */
@@ -489,8 +481,7 @@ static __always_inline void rbn_src_emit(enum rbn_wsrc w, enum rbn_source src,
 static __always_inline void rbn_tp_emit(enum rbn_wsrc w, enum rbn_tp_id id,
 					u32 val)
 {
-	rbn_write_sample(w, RBN_SRC_TRACEPOINT, (u64)id << 32 | val,
-			 RBN_PC_TP);
+	rbn_write_sample(w, RBN_SRC_TRACEPOINT, id, val, RBN_PC_TP);
 }
 
 static void notrace rbn_tp_irq_entry(void *data, int irq,
@@ -573,7 +564,7 @@ struct rbn_tp {
 	struct tracepoint *tp;
 };
 
-static struct rbn_tp rbn_tps[RBN_NR_TPS] = {
+static struct rbn_tp rbn_tps[RBN_NR_TP] = {
 	[RBN_TP_IRQ_ENTRY]	= { "irq_handler_entry", rbn_tp_irq_entry },
 	[RBN_TP_IRQ_EXIT]	= { "irq_handler_exit", rbn_tp_irq_exit },
 	[RBN_TP_SOFTIRQ_ENTRY]	= { "softirq_entry", rbn_tp_softirq_entry },
@@ -590,7 +581,7 @@ static void rbn_tp_lookup(struct tracepoint *tp, void *priv)
 {
 	int i;
 
-	for (i = 0; i < RBN_NR_TPS; i++)
+	for (i = RBN_TP_FIRST; i < RBN_NR_TP; i++)
 		if (!rbn_tps[i].tp && !strcmp(tp->name, rbn_tps[i].name))
 			rbn_tps[i].tp = tp;
 }
