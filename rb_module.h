@@ -6,7 +6,8 @@
  *                 snapshot's spare buffer
  *   rb_pipe.c     trace_pipe_raw (read, splice, poll), trace, trace_pipe,
  *                 the snapshot file's text, snapshot_raw
- *   rb_writers.c  the writers: tracepoints, kprobes, load generator
+ *   rb_writers.c  the writers: tracepoints, kprobes, load generator; the
+ *                 names of their tasks (saved_cmdlines)
  *   rb_inject.c   the "inject" file: nested writes at write-path labels
  *   rb_bench.c    the "bench" file: rbnest against the kernel ring buffer
  */
@@ -59,6 +60,8 @@ void rbn_writers_reset_seq(void);
 int rbn_writers_init(const char *sources);
 void rbn_writers_create_files(struct dentry *root);
 void rbn_writers_exit(void);
+int rbn_cmdlines_init(void);
+void rbn_cmdlines_free(void);
 
 /* rb_inject.c */
 typedef void (*rbn_hook_fn)(struct rbn_buffer *buffer, int cpu, int label,
