@@ -27,6 +27,10 @@
 #     other; the table holds 16 entries, the last tasks among them, not
 #     the first.
 #  F. cmdlines_size 15 and 1025 are refused at load, 16 and 1024 load.
+#  G. With the kprobe the only source, a task reads as rbn_r1, renames
+#     itself rbn_r2 and reads on, without a fork or a sleep between (so
+#     that no other task writes on its CPU in between, and the CPU's
+#     cached last task is that pid): it is named rbn_r2.
 
 # shellcheck source-path=SCRIPTDIR
 . "$(dirname "$0")/ktap_helpers.sh"
@@ -37,7 +41,7 @@ t=$rbn_tmp
 secs=$(rbn_secs 4)
 
 ktap_print_header
-ktap_set_plan 6
+ktap_set_plan 7
 
 fail_all()
 {
@@ -45,7 +49,7 @@ fail_all()
 	for c in "A: saved_cmdlines well formed" "B: every pid named" \
 		 "C: live tasks named as /proc shows" "D: the workers named" \
 		 "E: a table of 16 keeps the last tasks" \
-		 "F: cmdlines_size range"; do
+		 "F: cmdlines_size range" "G: renamed between two events"; do
 		ktap_test_fail "$c (module not loaded)"
 	done
 	ktap_finished
@@ -219,6 +223,14 @@ ok=1
 if rbn_load cmdlines_size=16 sources=; then
 	rbn_write kprobe_events "p:rbn_rd vfs_read" || ok=0
 	rbn_set sources kprobes || ok=0
+	# G: builtins only, no fork between the reads
+	sh -c 'printf rbn_r1 >/proc/self/comm
+		i=0; while [ $i -lt 20 ]; do read -r l </proc/version; i=$((i + 1)); done
+		printf rbn_r2 >/proc/self/comm
+		i=0; while [ $i -lt 20 ]; do read -r l </proc/version; i=$((i + 1)); done' &
+	wr=$!
+	wait $wr
+	renamed=$(awk -v p="$wr" '$1 == p { print $2 }' "$rbn_dir/saved_cmdlines")
 	i=1
 	while [ $i -le 24 ]; do
 		sh -c "printf rbn_s$i >/proc/self/comm; read -r l </proc/version" &
@@ -267,6 +279,10 @@ for n in 16 1024; do
 	fi
 done
 ktap_test_result $ok "F: cmdlines_size 15 and 1025 refused, 16 and 1024 loaded"
+
+ktap_print_msg "pid ${wr:-?}, renamed between two reads: \"${renamed:-}\", want \"rbn_r2\""
+[ "${renamed:-}" = rbn_r2 ]
+ktap_test_result $(($? == 0)) "G: a task renamed between two events in a row is named by its new comm"
 
 rbn_unload || ktap_print_msg "$rbn_err"
 ktap_finished
