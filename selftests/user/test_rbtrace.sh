@@ -23,7 +23,7 @@ set -uo pipefail
 
 rbtrace=${1:-}
 rbgen=${2:-}
-nr_tests=37
+nr_tests=38
 
 echo "KTAP version 1"
 echo "1..$nr_tests"
@@ -342,6 +342,39 @@ else
 	fi
 	result $ok "export: trace-cmd prints ctx, src, flags and tp by name"
 fi
+
+# ---- a recording made before the names -------------------------------------
+
+# Its format had one 8-byte arg and numbers only (the same payload
+# layout): check, report and export must still read it, and report print
+# its numbers.
+ok=ok
+old=$tmp/oldfmt
+rm -rf "$old"
+cp -r "$tmp/nest" "$old"
+python3 - "$old/events/rbnest/sample/format" <<'PY' || ok=fail
+import re, sys
+path = sys.argv[1]
+s = open(path).read()
+s = re.sub(r'\tfield:unsigned int arg;.*\n\tfield:unsigned int tp;.*\n',
+           '\tfield:unsigned long long arg;\toffset:32;\tsize:8;\tsigned:0;\n', s)
+s = re.sub(r'print fmt: .*\n',
+           'print fmt: "seq=%llu cpu=%u ctx=%u depth=%u src=%u flags=%#x arg=%llu", '
+           'REC->seq, REC->cpu, REC->context, REC->depth, REC->source, '
+           'REC->flags, REC->arg\n', s)
+open(path, 'w').write(s)
+PY
+"$rbtrace" check -q "$old" >/dev/null 2>"$tmp/err" || ok=fail
+diag <"$tmp/err"
+"$rbtrace" report "$old" 2>"$tmp/err" >"$tmp/old.rep" || ok=fail
+diag <"$tmp/err"
+"$rbtrace" export "$old" -o "$tmp/old.dat" 2>"$tmp/err" || ok=fail
+diag <"$tmp/err"
+n=$(grep -c ' sample: ' "$tmp/old.rep")
+num=$(grep -cE ' ctx=[0-3] depth=[0-9]+ src=0 flags=0x[0-9a-f]+ arg=[0-9]+$' "$tmp/old.rep")
+echo "# the format before names: report printed $n events, $num with ctx, src, flags as numbers"
+[ "$n" -gt 0 ] && [ "$n" = "$num" ] || ok=fail
+result $ok "check, report, export read a recording with the format before names"
 
 # ---- formats libtraceevent cannot take safely ------------------------------
 
