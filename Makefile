@@ -133,7 +133,7 @@ TESTS_tsan	:= $(filter test_stress,$(TESTS))
 TESTS_cov	:= $(TESTS)
 
 # Tests that need libtraceevent.
-TEP_TESTS	:= test_kbuffer
+TEP_TESTS	:= test_kbuffer test_evfmt
 TEP_CFLAGS	= $(shell $(PKG_CONFIG) --cflags libtraceevent 2>/dev/null)
 TEP_LIBS	= $(shell $(PKG_CONFIG) --libs libtraceevent 2>/dev/null)
 

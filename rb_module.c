@@ -1037,11 +1037,14 @@ static int __init rbnest_init(void)
 	rbn_buf = buf;
 	rbn_size_kb = buffer_size_kb;
 
+	ret = rbn_cmdlines_init();
+	if (ret)
+		goto err_free_buffer;
 	rbn_cpu_dirs = kcalloc(rbn_nr_cpus(buf), sizeof(*rbn_cpu_dirs),
 			       GFP_KERNEL);
 	if (!rbn_cpu_dirs) {
 		ret = -ENOMEM;
-		goto err_free_buffer;
+		goto err_free_cmdlines;
 	}
 	ret = rbn_pipe_init();
 	if (ret)
@@ -1092,6 +1095,8 @@ err_exit_pipe:
 err_free_cpu_dirs:
 	kfree(rbn_cpu_dirs);
 	rbn_cpu_dirs = NULL;
+err_free_cmdlines:
+	rbn_cmdlines_free();
 err_free_buffer:
 	rbn_free(rbn_buf);
 	rbn_buf = NULL;
@@ -1117,6 +1122,7 @@ static void __exit rbnest_exit(void)
 	rbn_pipe_exit();
 	kfree(rbn_cpu_dirs);
 	rbn_cpu_dirs = NULL;
+	rbn_cmdlines_free();
 	/* No file holds it, no writer is left to straggle in its rings. */
 	rbn_free(rbn_spare);
 	rbn_spare = NULL;

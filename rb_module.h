@@ -6,7 +6,8 @@
  *                 snapshot's spare buffer
  *   rb_pipe.c     trace_pipe_raw (read, splice, poll), trace, trace_pipe,
  *                 the snapshot file's text, snapshot_raw
- *   rb_writers.c  the writers: tracepoints, kprobes, load generator
+ *   rb_writers.c  the writers: tracepoints, kprobes, load generator; the
+ *                 names of their tasks (saved_cmdlines)
  *   rb_inject.c   the "inject" file: nested writes at write-path labels
  *   rb_bench.c    the "bench" file: rbnest against the kernel ring buffer
  */
@@ -54,11 +55,13 @@ void rbn_pipe_flush_readers(void);
 void rbn_pipe_commit_notify(int cpu);
 
 /* rb_writers.c */
-bool rbn_emit(enum rbn_source src, u64 arg);
+bool rbn_emit(enum rbn_source src, u32 arg);
 void rbn_writers_reset_seq(void);
 int rbn_writers_init(const char *sources);
 void rbn_writers_create_files(struct dentry *root);
 void rbn_writers_exit(void);
+int rbn_cmdlines_init(void);
+void rbn_cmdlines_free(void);
 
 /* rb_inject.c */
 typedef void (*rbn_hook_fn)(struct rbn_buffer *buffer, int cpu, int label,

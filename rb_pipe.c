@@ -76,6 +76,7 @@
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
 #include <linux/atomic.h>
+#include <linux/ctype.h>
 #include <linux/debugfs.h>
 #include <linux/fs.h>
 #include <linux/irq_work.h>
@@ -90,6 +91,7 @@
 #include <linux/seq_file.h>
 #include <linux/slab.h>
 #include <linux/splice.h>
+#include <linux/string.h>
 #include <linux/time64.h>
 #include <linux/uaccess.h>
 #include <linux/wait.h>
@@ -262,38 +264,6 @@ void rbn_pipe_wake_all(void)
 /* Text of an event, for trace and trace_pipe                         */
 /* ------------------------------------------------------------------ */
 
-static const char * const rbn_ctx_names[] = {
-	[RBN_CTX_TASK]		= "task",
-	[RBN_CTX_SOFTIRQ]	= "softirq",
-	[RBN_CTX_HARDIRQ]	= "hardirq",
-	[RBN_CTX_NMI]		= "nmi",
-};
-
-static const char * const rbn_src_names[] = {
-	[RBN_SRC_TEST]		= "test",
-	[RBN_SRC_TASK]		= "task",
-	[RBN_SRC_HRTIMER]	= "hrtimer",
-	[RBN_SRC_SOFTIRQ]	= "softirq",
-	[RBN_SRC_IRQ_WORK]	= "irq_work",
-	[RBN_SRC_NMI]		= "nmi",
-	[RBN_SRC_TRACEPOINT]	= "tracepoint",
-	[RBN_SRC_KPROBE]	= "kprobe",
-	[RBN_SRC_INJECT]	= "inject",
-};
-
-static const struct {
-	unsigned int flag;
-	const char *name;
-} rbn_ev_flag_names[] = {
-	{ RBN_EV_FAST,		"fast" },
-	{ RBN_EV_ABSOLUTE,	"abs" },
-	{ RBN_EV_SLOW,		"slow" },
-	{ RBN_EV_ZERO_DELTA,	"zero" },
-	{ RBN_EV_EXTEND,	"extend" },
-	{ RBN_EV_PAGE_START,	"start" },
-	{ RBN_EV_CLOCK_BACK,	"clock_back" },
-};
-
 #define RBN_TEXT_HEADER							\
 	"#                 _-----=> irqs-off\n"				\
 	"#                / _----=> need-resched (not recorded)\n"	\
@@ -303,25 +273,64 @@ static const struct {
 	"#     PID  CPU  ||||    TIMESTAMP      EVENT\n"		\
 	"#       |   |   ||||        |            |\n"
 
-static const char *rbn_name(const char * const *names, unsigned int nr,
-			    unsigned int i)
+/*
+ * The next "{ VALUE, "NAME" }" of a list of rbn_events.h (RBN_CTX_SYMS,
+ * ...) from *@p on, the one text the format's print fmt shows too.
+ */
+static bool rbn_sym_next(const char **p, unsigned int *val,
+			 const char **name, int *len)
 {
-	return i < nr && names[i] ? names[i] : "?";
+	const char *s = strchr(*p, '{');
+	unsigned int base = 10;
+
+	if (!s)
+		return false;
+	s += 2;			/* "{ " */
+	if (s[0] == '0' && s[1] == 'x') {
+		base = 16;
+		s += 2;
+	}
+	for (*val = 0; isxdigit(*s); s++)
+		*val = *val * base + hex_to_bin(*s);
+	s += 3;			/* ", \"" */
+	*name = s;
+	*len = strchrnul(s, '"') - s;
+	*p = s + *len;
+	return true;
 }
 
-/* The writer's RBN_EV_* flags as "fast|extend", "-" for none. */
+/* The name of @val in @syms as "%.*s" arguments; "?" when it has none. */
+static int rbn_sym_name(const char *syms, unsigned int val,
+			const char **name)
+{
+	unsigned int v;
+	int len;
+
+	while (rbn_sym_next(&syms, &v, name, &len))
+		if (v == val)
+			return len;
+	*name = "?";
+	return 1;
+}
+
+/*
+ * The writer's RBN_EV_* flags as "fast|extend" (__print_flags() of the
+ * format: bits without a name in hex at the end), "-" for none.
+ */
 static void rbn_ev_flags_text(char *buf, size_t size, unsigned int flags)
 {
+	const char *syms = RBN_EV_SYMS, *name;
+	unsigned int flag;
 	size_t len = 0;
-	unsigned int i;
+	int nlen;
 
 	buf[0] = '\0';
-	for (i = 0; i < ARRAY_SIZE(rbn_ev_flag_names); i++) {
-		if (!(flags & rbn_ev_flag_names[i].flag))
+	while (rbn_sym_next(&syms, &flag, &name, &nlen)) {
+		if (!flag || (flags & flag) != flag)
 			continue;
-		len += scnprintf(buf + len, size - len, "%s%s", len ? "|" : "",
-				 rbn_ev_flag_names[i].name);
-		flags &= ~rbn_ev_flag_names[i].flag;
+		len += scnprintf(buf + len, size - len, "%s%.*s",
+				 len ? "|" : "", nlen, name);
+		flags &= ~flag;
 	}
 	if (flags)
 		len += scnprintf(buf + len, size - len, "%s%#x", len ? "|" : "",
@@ -341,6 +350,8 @@ static int rbn_format_event(char *buf, size_t size, int cpu, u64 ts,
 			    struct rbn_event *event)
 {
 	unsigned int len = rbn_event_data_length(event);
+	const char *ctx, *src, *tp;
+	int ctx_len, src_len, tp_len;
 	bool hardirq, softirq, nmi;
 	char hardsoft, preempt;
 	struct rbn_sample s;
@@ -371,17 +382,16 @@ static int rbn_format_event(char *buf, size_t size, int cpu, u64 ts,
 		  hex_asc[s.common_preempt_count & 0xf] : '.';
 	rbn_ev_flags_text(evflags, sizeof(evflags), s.flags);
 
+	ctx_len = rbn_sym_name(RBN_CTX_SYMS, s.context, &ctx);
+	src_len = rbn_sym_name(RBN_SRC_SYMS, s.source, &src);
+	tp_len = rbn_sym_name(RBN_TP_SYMS, s.tp, &tp);
+
 	return scnprintf(buf, size,
-			 "%9d [%03d] %c.%c%c %6llu.%09u: sample: seq=%llu ctx=%s depth=%u src=%s flags=%s arg=%llu\n",
+			 "%9d [%03d] %c.%c%c %6llu.%09u: sample: seq=%llu ctx=%.*s depth=%u src=%.*s flags=%s tp=%.*s arg=%u\n",
 			 s.common_pid, cpu,
 			 (s.common_flags & RBN_FLAG_IRQS_OFF) ? 'd' : '.',
-			 hardsoft, preempt, sec, nsec, s.seq,
-			 rbn_name(rbn_ctx_names, ARRAY_SIZE(rbn_ctx_names),
-				  s.context),
-			 s.depth,
-			 rbn_name(rbn_src_names, ARRAY_SIZE(rbn_src_names),
-				  s.source),
-			 evflags, s.arg);
+			 hardsoft, preempt, sec, nsec, s.seq, ctx_len, ctx,
+			 s.depth, src_len, src, evflags, tp_len, tp, s.arg);
 }
 
 /* ------------------------------------------------------------------ */

@@ -28,12 +28,15 @@
  * event only when hrtimer is on.
  *
  * The arg field of an event: the per-CPU count of that source's runs for
- * the generator, the kprobe's slot (its line in kprobe_events when they
- * were added to an empty list) for kprobes, and for tracepoints
- * enum rbn_tp_id << 32 | a value of the tracepoint: the irq for
- * irq_handler_*, the vector for softirq_* and local_timer_entry, 0 for
+ * the generator (its low 32 bits), the kprobe's slot (its line in
+ * kprobe_events when they were added to an empty list) for kprobes, and
+ * for tracepoints a value of the tracepoint: the irq for irq_handler_*,
+ * the vector for softirq_* and local_timer_entry, 0 for
  * hrtimer_expire_entry, handled for nmi_handler and the next task's pid
- * for sched_switch.
+ * for sched_switch; their tp field names the tracepoint (enum rbn_tp_id).
+ *
+ * The tasks the writers ran in are named in the "saved_cmdlines" file, as
+ * ftrace's saved_cmdlines names them (see "Task names" below).
  *
  * Tracepoints are looked up by name (their symbols are not exported to
  * modules); one that this kernel lacks makes its source unavailable, never
@@ -69,6 +72,7 @@
 #include <linux/seq_file.h>
 #include <linux/slab.h>
 #include <linux/smpboot.h>
+#include <linux/spinlock.h>
 #include <linux/string.h>
 #include <linux/tracepoint.h>
 #include <linux/uaccess.h>
@@ -222,18 +226,8 @@ enum rbn_wsrc {
 #define RBN_W_TIMER_MASK	(BIT(RBN_W_HRTIMER) | BIT(RBN_W_SOFTIRQ) | \
 				 BIT(RBN_W_IRQ_WORK) | BIT(RBN_W_NMI))
 
-/* The tracepoints; the id is the top half of the event's arg. */
-enum rbn_tp_id {
-	RBN_TP_IRQ_ENTRY,
-	RBN_TP_IRQ_EXIT,
-	RBN_TP_SOFTIRQ_ENTRY,
-	RBN_TP_SOFTIRQ_EXIT,
-	RBN_TP_HRTIMER_ENTRY,
-	RBN_TP_LOCAL_TIMER_ENTRY,
-	RBN_TP_NMI_HANDLER,
-	RBN_TP_SCHED_SWITCH,
-	RBN_NR_TPS
-};
+/* The tracepoints are enum rbn_tp_id of rbn_events.h, from 1 on. */
+#define RBN_TP_FIRST	(RBN_TP_NONE + 1)
 
 /**
  * struct rbn_src - a switchable source of events
@@ -313,6 +307,267 @@ static DEFINE_PER_CPU(unsigned long, rbn_reserved);
 #define RBN_SEQ_DISCARDED	U64_MAX
 
 /* ------------------------------------------------------------------ */
+/* Task names                                                         */
+/* ------------------------------------------------------------------ */
+
+/*
+ * The pid of an event is named by the "saved_cmdlines" file, as ftrace's
+ * saved_cmdlines names the pids of its events (trace_save_cmdline()):
+ * a fixed table of cmdlines_size entries, allocated at load, that holds
+ * the last tasks the writers ran in, pid and comm, the oldest entry going
+ * to a new task. The idle tasks (pid 0) are not saved: tools name them
+ * "<idle>".
+ *
+ * A writer saves its task after its event, in any context. The table's
+ * lock is an arch spinlock, held with interrupts off: on its own CPU only
+ * an NMI can come while it is held, so a writer outside NMI may wait for
+ * it: the holder is on another CPU, and the queued lock is fair, so the
+ * wait is at most one critical section (one scan of cmdlines_size
+ * entries) per other CPU. It does wait, so that a task that writes one
+ * event only is named as well (ftrace only tries, and may miss it). A
+ * writer in NMI context only tries it and, when it is held (perhaps by
+ * the very context it interrupted), saves nothing: its next event tries
+ * again. A writer that runs inside the locked section of its own CPU (a
+ * kprobe or an NMI there) saves nothing either (rbn_cmd_busy): queued
+ * behind its own CPU's waiter it would never get the lock. Nothing
+ * sleeps, on PREEMPT_RT either (softirqs run in tasks there, the
+ * generator's hrtimers in hard interrupt context: both wait as above).
+ *
+ * The table is scanned for the pid under the lock, and only when the
+ * CPU's last saved task is not the current one: per CPU the pid, comm and
+ * entry of the task saved last are kept, and a writer whose task is that
+ * one, with the same comm, still in that entry, touches no shared line.
+ * Interrupts keep the task they interrupted as current, so nested writers
+ * mostly take that path; a task switch costs one save on the next event.
+ *
+ * The file copies each entry under the lock, so a comm is never read
+ * half-written by a writer of the table. A task's comm that changes while
+ * a writer copies it (set_task_comm()) may be read half-changed, as
+ * ftrace reads it; the next event of the task saves it again, its cached
+ * comm differing.
+ */
+
+#define RBN_CMDLINES_MIN	16U
+#define RBN_CMDLINES_MAX	1024U
+
+static unsigned int cmdlines_size = 128;
+module_param(cmdlines_size, uint, 0444);
+MODULE_PARM_DESC(cmdlines_size, "Entries of saved_cmdlines, the last tasks the writers ran in, 16..1024 (default 128)");
+
+/**
+ * struct rbn_cmdlines - the tasks the writers ran in
+ * @lock:	held with interrupts off; only tried in NMI context; the
+ *		saved_cmdlines file takes it for one entry at a time
+ * @nr:		entries (cmdlines_size)
+ * @next:	the entry the next new task takes: the oldest one
+ * @pids:	pid of each entry, 0 while unused
+ * @comms:	comm of each entry, NUL-terminated
+ */
+struct rbn_cmdlines {
+	arch_spinlock_t lock;
+	unsigned int nr;
+	unsigned int next;
+	pid_t *pids;
+	char (*comms)[TASK_COMM_LEN];
+};
+
+/* From load to unload. */
+static struct rbn_cmdlines *rbn_cmd;
+
+/**
+ * struct rbn_cmd_last - the task a CPU's writers saved last
+ * @pid:	its pid, 0 for none
+ * @idx:	its entry in the table
+ * @comm:	its comm as saved
+ */
+struct rbn_cmd_last {
+	pid_t pid;
+	unsigned int idx;
+	char comm[TASK_COMM_LEN];
+};
+
+static DEFINE_PER_CPU(struct rbn_cmd_last, rbn_cmd_last);
+
+/* Set while this CPU waits for or holds the table's lock. */
+static DEFINE_PER_CPU(int, rbn_cmd_busy);
+
+/*
+ * Take the table's lock with interrupts off, or return false: in NMI
+ * context when it is held, and inside this CPU's own locked section.
+ */
+static __always_inline bool rbn_cmd_lock(struct rbn_cmdlines *c,
+					 unsigned long *flags)
+{
+	raw_local_irq_save(*flags);
+	if (this_cpu_read(rbn_cmd_busy))
+		goto fail;
+	this_cpu_write(rbn_cmd_busy, 1);
+	if (!in_nmi())
+		arch_spin_lock(&c->lock);
+	else if (!arch_spin_trylock(&c->lock))
+		goto fail_busy;
+	return true;
+
+fail_busy:
+	this_cpu_write(rbn_cmd_busy, 0);
+fail:
+	raw_local_irq_restore(*flags);
+	return false;
+}
+
+static __always_inline void rbn_cmd_unlock(struct rbn_cmdlines *c,
+					   unsigned long flags)
+{
+	arch_spin_unlock(&c->lock);
+	this_cpu_write(rbn_cmd_busy, 0);
+	raw_local_irq_restore(flags);
+}
+
+/* Save @tsk's pid and comm in the table; preemption is off. */
+static noinline void notrace rbn_cmdline_save(struct rbn_cmdlines *c,
+					      struct task_struct *tsk)
+{
+	struct rbn_cmd_last *last = this_cpu_ptr(&rbn_cmd_last);
+	char comm[TASK_COMM_LEN];
+	pid_t pid = tsk->pid;
+	unsigned long flags;
+	unsigned int i;
+
+	/* A racing set_task_comm() is harmless: saved again next time. */
+	data_race(memcpy(comm, tsk->comm, sizeof(comm)));
+	comm[TASK_COMM_LEN - 1] = '\0';
+
+	if (!rbn_cmd_lock(c, &flags))
+		return;
+	for (i = 0; i < c->nr; i++)
+		if (c->pids[i] == pid)
+			break;
+	if (i == c->nr) {
+		i = c->next;
+		c->next = i + 1 < c->nr ? i + 1 : 0;
+		WRITE_ONCE(c->pids[i], pid);
+	}
+	memcpy(c->comms[i], comm, sizeof(comm));
+	rbn_cmd_unlock(c, flags);
+
+	/* An interrupt rewriting it here is of the same task. */
+	last->pid = pid;
+	last->idx = i;
+	memcpy(last->comm, comm, sizeof(comm));
+}
+
+/*
+ * Name the current task in the table, after its event; any context,
+ * preemption off. See "Task names" above.
+ */
+static __always_inline void rbn_cmdline_note(void)
+{
+	struct rbn_cmdlines *c = READ_ONCE(rbn_cmd);
+	struct task_struct *tsk = current;
+	struct rbn_cmd_last *last;
+
+	if (unlikely(!c) || !tsk->pid)
+		return;
+	last = this_cpu_ptr(&rbn_cmd_last);
+	if (likely(last->pid == tsk->pid &&
+		   READ_ONCE(c->pids[last->idx]) == tsk->pid)) {
+		/* A racing set_task_comm() only makes it save again. */
+		if (likely(!data_race(memcmp(last->comm, tsk->comm,
+					     TASK_COMM_LEN - 1))))
+			return;
+	}
+	rbn_cmdline_save(c, tsk);
+}
+
+static int rbn_cmdlines_show(struct seq_file *m, void *v)
+{
+	struct rbn_cmdlines *c = rbn_cmd;
+	char comm[TASK_COMM_LEN];
+	unsigned long flags;
+	unsigned int i;
+	pid_t pid;
+
+	for (i = 0; i < c->nr; i++) {
+		/* Not in NMI context, nor inside a locked section: waits. */
+		if (!rbn_cmd_lock(c, &flags))
+			continue;
+		pid = c->pids[i];
+		memcpy(comm, c->comms[i], sizeof(comm));
+		rbn_cmd_unlock(c, flags);
+		if (pid)
+			seq_printf(m, "%d %s\n", pid, comm);
+	}
+	return 0;
+}
+
+static int rbn_cmdlines_open(struct inode *inode, struct file *file)
+{
+	if (!rbn_files_ready())
+		return -ENODEV;
+	return single_open(file, rbn_cmdlines_show, NULL);
+}
+
+static const struct file_operations rbn_cmdlines_fops = {
+	.owner		= THIS_MODULE,
+	.open		= rbn_cmdlines_open,
+	.read		= seq_read,
+	.llseek		= seq_lseek,
+	.release	= single_release,
+};
+
+/**
+ * rbn_cmdlines_init - allocate the table of task names
+ *
+ * Before any writer runs: the writers name their tasks in it from then on.
+ *
+ * Return: 0, -EINVAL for a cmdlines_size out of range, or -ENOMEM.
+ */
+int rbn_cmdlines_init(void)
+{
+	struct rbn_cmdlines *c;
+	unsigned int nr = cmdlines_size;
+
+	if (nr < RBN_CMDLINES_MIN || nr > RBN_CMDLINES_MAX) {
+		pr_err("cmdlines_size=%u is out of range (%u..%u)\n", nr,
+		       RBN_CMDLINES_MIN, RBN_CMDLINES_MAX);
+		return -EINVAL;
+	}
+	c = kzalloc(sizeof(*c), GFP_KERNEL);
+	if (!c)
+		return -ENOMEM;
+	c->pids = kcalloc(nr, sizeof(*c->pids), GFP_KERNEL);
+	c->comms = kcalloc(nr, sizeof(*c->comms), GFP_KERNEL);
+	if (!c->pids || !c->comms) {
+		kfree(c->pids);
+		kfree(c->comms);
+		kfree(c);
+		return -ENOMEM;
+	}
+	c->lock = (arch_spinlock_t)__ARCH_SPIN_LOCK_UNLOCKED;
+	c->nr = nr;
+	rbn_cmd = c;
+	return 0;
+}
+
+/**
+ * rbn_cmdlines_free - free the table of task names
+ *
+ * Once no writer of the module is left (rbn_writers_exit(), and those of
+ * inject and bench stopped) and its files are gone.
+ */
+void rbn_cmdlines_free(void)
+{
+	struct rbn_cmdlines *c = rbn_cmd;
+
+	rbn_cmd = NULL;
+	if (!c)
+		return;
+	kfree(c->pids);
+	kfree(c->comms);
+	kfree(c);
+}
+
+/* ------------------------------------------------------------------ */
 /* The writer                                                         */
 /* ------------------------------------------------------------------ */
 
@@ -342,7 +597,8 @@ static_assert(sizeof(struct rbn_sample) == 40);
  * Return: true when the event was reserved and then discarded.
  */
 static __always_inline bool rbn_write_sample(enum rbn_wsrc w,
-					     enum rbn_source src, u64 arg,
+					     enum rbn_source src,
+					     enum rbn_tp_id tp, u32 arg,
 					     unsigned int pc_bias)
 {
 	struct rbn_buffer *buf = rbn_buf;
@@ -413,6 +669,7 @@ static __always_inline bool rbn_write_sample(enum rbn_wsrc w,
 	s.source = src;
 	s.flags = rbn_event_flags(buf, event);
 	s.arg = arg;
+	s.tp = tp;
 	/* The payload is only 4-byte aligned. */
 	memcpy(rbn_event_data(event), &s, sizeof(s));
 	/* Either ends the reserve and publishes what nested in it. */
@@ -435,6 +692,7 @@ static __always_inline bool rbn_write_sample(enum rbn_wsrc w,
 		}
 	}
 	rbn_pipe_commit_notify(cpu);
+	rbn_cmdline_note();
 out:
 	preempt_enable_notrace();
 	return discard;
@@ -468,15 +726,15 @@ void rbn_writers_reset_seq(void)
  * (discard_every): the caller's only way to tell, as rbn_emit() has no
  * line of its own in the sources file.
  */
-bool notrace rbn_emit(enum rbn_source src, u64 arg)
+bool notrace rbn_emit(enum rbn_source src, u32 arg)
 {
-	return rbn_write_sample(RBN_W_NONE, src, arg, 0);
+	return rbn_write_sample(RBN_W_NONE, src, RBN_TP_NONE, arg, 0);
 }
 
 static __always_inline void rbn_src_emit(enum rbn_wsrc w, enum rbn_source src,
-					 u64 arg)
+					 u32 arg)
 {
-	rbn_write_sample(w, src, arg, 0);
+	rbn_write_sample(w, src, RBN_TP_NONE, arg, 0);
 }
 
 /* ------------------------------------------------------------------ */
@@ -489,8 +747,7 @@ static __always_inline void rbn_src_emit(enum rbn_wsrc w, enum rbn_source src,
 static __always_inline void rbn_tp_emit(enum rbn_wsrc w, enum rbn_tp_id id,
 					u32 val)
 {
-	rbn_write_sample(w, RBN_SRC_TRACEPOINT, (u64)id << 32 | val,
-			 RBN_PC_TP);
+	rbn_write_sample(w, RBN_SRC_TRACEPOINT, id, val, RBN_PC_TP);
 }
 
 static void notrace rbn_tp_irq_entry(void *data, int irq,
@@ -573,7 +830,7 @@ struct rbn_tp {
 	struct tracepoint *tp;
 };
 
-static struct rbn_tp rbn_tps[RBN_NR_TPS] = {
+static struct rbn_tp rbn_tps[RBN_NR_TP] = {
 	[RBN_TP_IRQ_ENTRY]	= { "irq_handler_entry", rbn_tp_irq_entry },
 	[RBN_TP_IRQ_EXIT]	= { "irq_handler_exit", rbn_tp_irq_exit },
 	[RBN_TP_SOFTIRQ_ENTRY]	= { "softirq_entry", rbn_tp_softirq_entry },
@@ -590,7 +847,7 @@ static void rbn_tp_lookup(struct tracepoint *tp, void *priv)
 {
 	int i;
 
-	for (i = 0; i < RBN_NR_TPS; i++)
+	for (i = RBN_TP_FIRST; i < RBN_NR_TP; i++)
 		if (!rbn_tps[i].tp && !strcmp(tp->name, rbn_tps[i].name))
 			rbn_tps[i].tp = tp;
 }
@@ -1580,7 +1837,8 @@ int rbn_writers_init(const char *sources)
 }
 
 /**
- * rbn_writers_create_files - create the sources and kprobe_events files
+ * rbn_writers_create_files - create the sources, kprobe_events and
+ * saved_cmdlines files
  * @root:	the module's debugfs directory
  *
  * They go with the module's debugfs tree at unload.
@@ -1592,6 +1850,8 @@ void rbn_writers_create_files(struct dentry *root)
 	rbn_debugfs_check(debugfs_create_file("kprobe_events", RBN_MODE_RW,
 					      root, NULL,
 					      &rbn_kprobe_events_fops));
+	rbn_debugfs_check(debugfs_create_file("saved_cmdlines", RBN_MODE_RO,
+					      root, NULL, &rbn_cmdlines_fops));
 }
 
 /**

@@ -13,6 +13,15 @@
 #ifndef _RBN_EVENTS_H
 #define _RBN_EVENTS_H
 
+/*
+ * The fields with named values. Each list of names is written once, as
+ * the "{ VALUE, "NAME" }, ..." that __print_symbolic() and __print_flags()
+ * take in the format's print fmt (so that libtraceevent, trace-cmd and
+ * rbtrace print the names), and the module's "trace" file reads its
+ * names from the same text. A value never changes meaning: recordings
+ * keep theirs.
+ */
+
 /* Context of the writer (from preempt_count() in the module). */
 enum rbn_ctx {
 	RBN_CTX_TASK,
@@ -20,6 +29,10 @@ enum rbn_ctx {
 	RBN_CTX_HARDIRQ,
 	RBN_CTX_NMI,
 };
+
+#define RBN_CTX_SYMS							\
+	"{ 0, \"task\" }, { 1, \"softirq\" }, { 2, \"hardirq\" }, "	\
+	"{ 3, \"nmi\" }"
 
 /* Where an event comes from. */
 enum rbn_source {
@@ -33,6 +46,53 @@ enum rbn_source {
 	RBN_SRC_KPROBE,
 	RBN_SRC_INJECT,		/* nested write forced by the inject file */
 };
+
+#define RBN_SRC_SYMS							\
+	"{ 0, \"test\" }, { 1, \"task\" }, { 2, \"hrtimer\" }, "	\
+	"{ 3, \"softirq\" }, { 4, \"irq_work\" }, { 5, \"nmi\" }, "	\
+	"{ 6, \"tracepoint\" }, { 7, \"kprobe\" }, { 8, \"inject\" }"
+
+/*
+ * The tracepoint of a tracepoint event (the tp field), named as the
+ * kernel names it; none for the other sources.
+ */
+enum rbn_tp_id {
+	RBN_TP_NONE,
+	RBN_TP_IRQ_ENTRY,
+	RBN_TP_IRQ_EXIT,
+	RBN_TP_SOFTIRQ_ENTRY,
+	RBN_TP_SOFTIRQ_EXIT,
+	RBN_TP_HRTIMER_ENTRY,
+	RBN_TP_LOCAL_TIMER_ENTRY,
+	RBN_TP_NMI_HANDLER,
+	RBN_TP_SCHED_SWITCH,
+	RBN_NR_TP
+};
+
+#define RBN_TP_SYMS							\
+	"{ 0, \"none\" }, { 1, \"irq_handler_entry\" }, "		\
+	"{ 2, \"irq_handler_exit\" }, { 3, \"softirq_entry\" }, "	\
+	"{ 4, \"softirq_exit\" }, { 5, \"hrtimer_expire_entry\" }, "	\
+	"{ 6, \"local_timer_entry\" }, { 7, \"nmi_handler\" }, "	\
+	"{ 8, \"sched_switch\" }"
+
+/*
+ * The flags field: the time-stamp path of the event, the RBN_EV_* of
+ * rb_core.h, with these values:
+ *
+ *   fast	 0x01  not interrupted between the reserve's steps A and C
+ *   abs	 0x02  absolute stamp (forced by nesting, or absolute mode)
+ *   slow	 0x04  interrupted between A and C
+ *   zero	 0x08  zero delta: sandwiched, shown at the previous
+ *		       event's time
+ *   extend	 0x10  a time extend in front of the event
+ *   start	 0x20  first event of a sub-buffer
+ *   clock_back	 0x40  the clock read below the CPU's latest time
+ */
+#define RBN_EV_SYMS							\
+	"{ 0x01, \"fast\" }, { 0x02, \"abs\" }, { 0x04, \"slow\" }, "	\
+	"{ 0x08, \"zero\" }, { 0x10, \"extend\" }, { 0x20, \"start\" }, " \
+	"{ 0x40, \"clock_back\" }"
 
 /* ftrace's trace_entry flags in common_flags. */
 #define RBN_FLAG_IRQS_OFF	0x01
@@ -55,7 +115,16 @@ enum rbn_source {
  * @depth:		 writers in progress on this CPU, this one included
  * @source:		 enum rbn_source
  * @flags:		 rbn_event_flags() of the writer (RBN_EV_*)
- * @arg:		 source specific (irq number, softirq vector, ...)
+ * @arg:		 source specific: the tracepoint's value (irq number,
+ *			 softirq vector, ...), the generator's per-CPU count
+ *			 of runs (its low 32 bits), a kprobe's slot
+ * @tp:			 enum rbn_tp_id: the tracepoint, RBN_TP_NONE for the
+ *			 other sources
+ *
+ * Recordings before @tp had one "unsigned long long arg" at offset 32
+ * holding @tp - 1 << 32 | @arg for tracepoints (@arg alone otherwise),
+ * and no names in the print fmt: they stay readable, their format text
+ * describes them.
  */
 struct rbn_sample {
 	unsigned short common_type;
@@ -69,7 +138,8 @@ struct rbn_sample {
 	unsigned char depth;
 	unsigned char source;
 	unsigned char flags;
-	unsigned long long arg;
+	unsigned int arg;
+	unsigned int tp;
 };
 
 /* The format file of rbnest:sample, as tracefs would print it. */
@@ -89,11 +159,15 @@ struct rbn_sample {
 	"\tfield:unsigned char depth;\toffset:29;\tsize:1;\tsigned:0;\n" \
 	"\tfield:unsigned char source;\toffset:30;\tsize:1;\tsigned:0;\n" \
 	"\tfield:unsigned char flags;\toffset:31;\tsize:1;\tsigned:0;\n" \
-	"\tfield:unsigned long long arg;\toffset:32;\tsize:8;\tsigned:0;\n" \
+	"\tfield:unsigned int arg;\toffset:32;\tsize:4;\tsigned:0;\n"	\
+	"\tfield:unsigned int tp;\toffset:36;\tsize:4;\tsigned:0;\n"	\
 	"\n"								\
-	"print fmt: \"seq=%llu cpu=%u ctx=%u depth=%u src=%u flags=%#x arg=%llu\", " \
-	"REC->seq, REC->cpu, REC->context, REC->depth, REC->source, "	\
-	"REC->flags, REC->arg\n"
+	"print fmt: \"seq=%llu cpu=%u ctx=%s depth=%u src=%s flags=%s "	\
+	"tp=%s arg=%u\", REC->seq, REC->cpu, "				\
+	"__print_symbolic(REC->context, " RBN_CTX_SYMS "), REC->depth, " \
+	"__print_symbolic(REC->source, " RBN_SRC_SYMS "), "		\
+	"__print_flags(REC->flags, \"|\", " RBN_EV_SYMS "), "		\
+	"__print_symbolic(REC->tp, " RBN_TP_SYMS "), REC->arg\n"
 
 /*
  * header_page, as tracefs prints it (ring_buffer_print_page_header()):

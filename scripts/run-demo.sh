@@ -99,8 +99,8 @@ trace-cmd report --debug -l -t --ts-diff "$OUT/trace.dat" \
 	>"$OUT/report.txt" 2>/dev/null || true
 
 # Events of one CPU around the first one matching the awk condition $1
-# ("abs": an interrupting writer's forced absolute stamp; f is the last
-# hex digit of its flags, bit 0x2), 12 before it and 6 after, with the
+# ("abs": an interrupting writer's forced absolute stamp, "abs" among
+# its flags), 12 before it and 6 after, with the
 # TIME STAMP and TIME EXTEND entries trace-cmd --debug shows before them.
 excerpt() {
 	awk "
@@ -111,9 +111,9 @@ excerpt() {
 				if (\$i ~ /^cpu=/) cpu = substr(\$i, 5)
 				if (\$i ~ /^ctx=/) ctx = substr(\$i, 5)
 				if (\$i ~ /^depth=/) depth = substr(\$i, 7)
-				if (\$i ~ /^flags=/) f = substr(\$i, length(\$i))
+				if (\$i ~ /^flags=/) f = \"|\" substr(\$i, 7) \"|\"
 			}
-			abs = index(\"2367abef\", f) > 0
+			abs = index(f, \"|abs|\") > 0
 			line[cpu, ++n[cpu]] = pend \$0
 			pend = \"\"
 			if (!found && ($1)) {
@@ -132,11 +132,9 @@ excerpt() {
 
 echo
 echo "# trace-cmd report --debug -l -t --ts-diff $OUT/trace.dat"
-echo "# (events of one CPU around an interrupt's absolute stamp; ctx: 0 task,"
-echo "#  1 softirq, 2 hardirq, 3 NMI; src: 1 task, 2 hrtimer, 3 softirq,"
-echo "#  4 irq_work, 5 NMI, 6 tracepoint, 7 kprobe; flags: 0x1 fast,"
-echo "#  0x2 absolute, 0x4 slow path, 0x8 zero delta, 0x10 extend,"
-echo "#  0x20 page start; [delta:offset:length] as stored in the page)"
+echo "# (events of one CPU around an interrupt's absolute stamp; ctx, src,"
+echo "#  flags and tp are named by the format: see \"Event fields\" in README;"
+echo "#  [delta:offset:length] as stored in the page)"
 excerpt 'abs && depth >= 2' || excerpt abs || excerpt 'depth >= 2' ||
 	echo "  (no nested event in this recording)"
 

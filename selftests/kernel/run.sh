@@ -51,7 +51,7 @@
 
 dir=$(cd "$(dirname "$0")" && pwd)
 # One line: the scripts not listed here are found by matching " NAME ".
-order="test_load test_read test_nesting test_clockback test_inject test_modes test_tscheck"
+order="test_load test_read test_cmdlines test_nesting test_clockback test_inject test_modes test_tscheck"
 order="$order test_discard test_tsmode test_validate test_snapshot test_wake test_lockup test_badinput test_resize test_hotplug test_unload"
 timeout_s=${RBN_TEST_TIMEOUT:-900}
 sh=${RBN_SH:-sh}

@@ -75,9 +75,9 @@ rbn_record_stop >"$t/rec.out" || {
 lost=$(($(rbn_stat_sum dropped) + $(rbn_stat_sum commit_overrun) + $(rbn_stat_sum overrun)))
 
 # One line per CPU: "CPU events gaps missing", from the hrtimer events
-# (src=2) of the recording in time order.
+# (src=hrtimer) of the recording in time order.
 "$RBTRACE" report "$t/rec" 2>"$t/report.err" | awk '
-	/ src=2 / {
+	/ src=hrtimer / {
 		c = $2; gsub(/[^0-9]/, "", c)
 		for (i = 3; i <= NF; i++)
 			if ($i ~ /^arg=/)

@@ -83,7 +83,7 @@
 # buffer in one recording for all its labels, which "rbtrace check" must
 # pass: nothing may be lost while a label is tested (dropped +
 # commit_overrun + overrun do not grow), and the recorded events of the
-# inject source (src=8) in the label's window (the buffer's clock, from
+# inject source (src=inject) in the label's window (the buffer's clock, from
 # before the arming to after the last hit) must be exactly N times the
 # interrupts of the window: those that wrote their events while the label
 # waited (hits) and those that came after it gave up waiting (late), less
@@ -476,11 +476,11 @@ check_labels()
 	labels_ok=0
 }
 
-# nested_times MODE REC: the times of the nested events (src=8) of REC,
+# nested_times MODE REC: the times of the nested events (src=inject) of REC,
 # in ns ("S.NNNNNNNNN:", no leading zero for busybox awk's sake)
 nested_times()
 {
-	"$RBTRACE" report "$2" 2>/dev/null | grep ' src=8 ' | awk '{
+	"$RBTRACE" report "$2" 2>/dev/null | grep ' src=inject ' | awk '{
 		for (i = 1; i <= NF; i++)
 			if ($i ~ /^[0-9]+\.[0-9]+:$/) {
 				sub(/:$/, "", $i)
@@ -536,7 +536,7 @@ run_mode()
 		_cok=0
 	fi
 	nested_times "$_mode" "$_rec"
-	ktap_print_msg "$_mode: $(wc -l <"$t/nested.$_mode") nested (src=8) events recorded in all"
+	ktap_print_msg "$_mode: $(wc -l <"$t/nested.$_mode") nested (src=inject) events recorded in all"
 	# each window's line and the nested events recorded in it
 	awk -v nested="$t/nested.$_mode" 'FILENAME == nested { t[++n] = $1; next }
 		{
@@ -555,7 +555,7 @@ run_mode()
 			_msg="$_msg, discard_every=$_every: $_didisc of the interrupts' events discarded, stats' discarded +$_ddisc"
 		_msg="$_msg; ts_abs +$_dabs, ts_slow +$_dslow, ts_zero +$_dzero; dropped +$_ddrop, commit_overrun +$_dcov, overrun +$_dovr"
 		[ "$_mode" = pc ] &&
-			_msg="$_msg; $_nested nested (src=8) events recorded in its window, want $_want"
+			_msg="$_msg; $_nested nested (src=inject) events recorded in its window, want $_want"
 		ktap_print_msg "$_msg"
 		case $_mode in
 		pc)

@@ -10,13 +10,14 @@
 rbn_require insmod rmmod
 
 ktap_print_header
-ktap_set_plan 13
+ktap_set_plan 14
 
 # The files of the README and their modes (per_cpu files are checked per CPU).
 spec_files="trace:600 trace_pipe:400 buffer_size_kb:600 tracing_on:600
 trace_clock:600 timestamp_mode:600 buffer_percent:600 reset:200 header_page:400
 header_event:400 events/rbnest/sample/format:400 sources:600
-kprobe_events:600 inject:600 bench:600 validate:600 snapshot:600"
+kprobe_events:600 inject:600 bench:600 validate:600 snapshot:600
+saved_cmdlines:400"
 cpu_files="trace_pipe_raw:400 snapshot_raw:400 stats:400"
 
 # ---- 1: load with the defaults
@@ -239,9 +240,9 @@ if [ $ok = 1 ]; then
 	ktap_test_result $ok "unload: no directory left"
 fi
 
-# ---- 7..11: bad parameters fail and leave nothing behind
+# ---- 7..12: bad parameters fail and leave nothing behind
 for p in buffer_size_kb=0 subbuf_order=9 trace_clock=bogus sources=bogus \
-	 timestamp_mode=bogus; do
+	 timestamp_mode=bogus cmdlines_size=2000; do
 	ok=1
 	rbn_unload >/dev/null 2>&1
 	if insmod "$RBNEST_KO" "$p" >"$rbn_tmp/insmod.err" 2>&1; then
@@ -258,7 +259,7 @@ for p in buffer_size_kb=0 subbuf_order=9 trace_clock=bogus sources=bogus \
 	ktap_test_result $ok "bad parameter $p: load fails, nothing left"
 done
 
-# ---- 12: parameters at load time show in the files
+# ---- 13: parameters at load time show in the files
 ok=1
 if rbn_load buffer_size_kb=256 subbuf_order=1 overwrite=1 trace_clock=mono \
 	    sources=task buffer_percent=10 timestamp_mode=absolute; then
@@ -299,7 +300,7 @@ else
 fi
 ktap_test_result $ok "parameters at load time read back"
 
-# ---- 13: unload with a writer running
+# ---- 14: unload with a writer running
 ok=0
 if rbn_unload; then
 	ok=1

@@ -23,7 +23,7 @@ set -uo pipefail
 
 rbtrace=${1:-}
 rbgen=${2:-}
-nr_tests=36
+nr_tests=38
 
 echo "KTAP version 1"
 echo "1..$nr_tests"
@@ -269,7 +269,8 @@ keys() {
 if ! command -v trace-cmd >/dev/null 2>&1; then
 	for c in "export: trace-cmd report reads every event" \
 		 "export: trace-cmd --ts-check has no warning" \
-		 "export: trace-cmd shows nested events with real deltas"; do
+		 "export: trace-cmd shows nested events with real deltas" \
+		 "export: trace-cmd prints ctx, src, flags and tp by name"; do
 		nr=$((nr + 1))
 		echo "ok $nr $c # SKIP trace-cmd not installed"
 	done
@@ -285,6 +286,7 @@ else
 			continue
 		fi
 		trace-cmd report -t "$dat" >"$tmp/tc.$mode" 2>"$tmp/tc.err"
+		cat "$tmp/tc.err" >>"$tmp/tc.allerr"
 		want=$(events_of "$tmp/check.$mode")
 		got=$(grep -c ' sample: ' "$tmp/tc.$mode")
 		bad=$(grep -c 'UNKNOWN EVENT\|FAILED TO PARSE' "$tmp/tc.$mode")
@@ -320,7 +322,59 @@ else
 		[ "$nested" -gt 0 ] && [ "$hard" -gt 0 ] && [ "$soft" -gt 0 ] && ok=ok
 	fi
 	result $ok "export: trace-cmd shows nested events with real deltas"
+
+	# The format's __print_symbolic() and __print_flags(): every sample
+	# line of the nest recording names its fields, each context shows,
+	# and trace-cmd said nothing on stderr for any recording.
+	ok=fail
+	if [ -s "$tmp/tc.nest" ]; then
+		re=' ctx=(task|softirq|hardirq|nmi) depth=[0-9]+ src=test flags=(fast|abs|slow|zero|extend|start|clock_back)(\|(fast|abs|slow|zero|extend|start|clock_back))* tp=none arg=[0-9]+$'
+		lines=$(grep -c ' sample: ' "$tmp/tc.nest")
+		named=$(grep -cE "$re" "$tmp/tc.nest")
+		ctxs=$(grep -oE ' ctx=[a-z]+ ' "$tmp/tc.nest" | sort -u | wc -l)
+		abs=$(grep -cE ' flags=([a-z_]+\|)*abs[ |]' "$tmp/tc.nest")
+		errs=$(wc -l <"$tmp/tc.allerr")
+		grep ' sample: ' "$tmp/tc.nest" | grep -vE "$re" | head -n 3 | diag
+		head -n 3 "$tmp/tc.allerr" | diag
+		echo "# trace-cmd report: $named of $lines sample lines with every field named, $ctxs contexts, $abs with abs among the flags; $errs lines on stderr"
+		[ "$lines" -gt 0 ] && [ "$named" = "$lines" ] && [ "$ctxs" = 4 ] &&
+			[ "$abs" -gt 0 ] && [ "$errs" = 0 ] && ok=ok
+	fi
+	result $ok "export: trace-cmd prints ctx, src, flags and tp by name"
 fi
+
+# ---- a recording made before the names -------------------------------------
+
+# Its format had one 8-byte arg and numbers only (the same payload
+# layout): check, report and export must still read it, and report print
+# its numbers.
+ok=ok
+old=$tmp/oldfmt
+rm -rf "$old"
+cp -r "$tmp/nest" "$old"
+python3 - "$old/events/rbnest/sample/format" <<'PY' || ok=fail
+import re, sys
+path = sys.argv[1]
+s = open(path).read()
+s = re.sub(r'\tfield:unsigned int arg;.*\n\tfield:unsigned int tp;.*\n',
+           '\tfield:unsigned long long arg;\toffset:32;\tsize:8;\tsigned:0;\n', s)
+s = re.sub(r'print fmt: .*\n',
+           'print fmt: "seq=%llu cpu=%u ctx=%u depth=%u src=%u flags=%#x arg=%llu", '
+           'REC->seq, REC->cpu, REC->context, REC->depth, REC->source, '
+           'REC->flags, REC->arg\n', s)
+open(path, 'w').write(s)
+PY
+"$rbtrace" check -q "$old" >/dev/null 2>"$tmp/err" || ok=fail
+diag <"$tmp/err"
+"$rbtrace" report "$old" 2>"$tmp/err" >"$tmp/old.rep" || ok=fail
+diag <"$tmp/err"
+"$rbtrace" export "$old" -o "$tmp/old.dat" 2>"$tmp/err" || ok=fail
+diag <"$tmp/err"
+n=$(grep -c ' sample: ' "$tmp/old.rep")
+num=$(grep -cE ' ctx=[0-3] depth=[0-9]+ src=0 flags=0x[0-9a-f]+ arg=[0-9]+$' "$tmp/old.rep")
+echo "# the format before names: report printed $n events, $num with ctx, src, flags as numbers"
+[ "$n" -gt 0 ] && [ "$n" = "$num" ] || ok=fail
+result $ok "check, report, export read a recording with the format before names"
 
 # ---- formats libtraceevent cannot take safely ------------------------------
 
@@ -415,7 +469,7 @@ stray all 7 byte 0x9a in column 21 is not printable ASCII
 merged all 12 byte 0xff in column 27 is not printable ASCII
 cut all 9 the text ends inside a field line
 nul all 9 0x00
-print-tab all 18 not "print fmt: " after the fields
+print-tab all 19 not "print fmt: " after the fields
 offset-number all 10 field ts: not "offset:N;
 outside all 14 field source: offset 5000 + size 1 is past the largest event (4080 bytes)
 overlap all 13 field depth overlaps field context (line 12)

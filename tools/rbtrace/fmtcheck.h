@@ -30,7 +30,16 @@
  * 2 bytes (tep_data_type() reads it unchecked); every field lies inside
  * the event's largest possible size, no two overlap, no name is used
  * twice; the print fmt string has only integer conversions (and %s for an
- * array), one per argument, and every argument is a field of the event.
+ * array), one per argument, and every argument is a field of the event:
+ * "REC->NAME", or for a %s of a plain field the names of its values as
+ * the kernel's TP_printk() has them,
+ *
+ *   __print_symbolic(REC->NAME, { VALUE, "TEXT" }, ...)
+ *   __print_flags(REC->NAME, "DELIM", { VALUE, "TEXT" }, ...)
+ *
+ * with 1..RBT_FMT_MAX_SYMS values, each decimal or 0x and up to 16 hex
+ * digits, TEXT 1..RBT_FMT_MAX_NAME bytes and DELIM up to 8, neither
+ * holding '"' or '\\'.
  */
 #ifndef _RBTRACE_FMTCHECK_H
 #define _RBTRACE_FMTCHECK_H
@@ -43,6 +52,7 @@
 #define RBT_FMT_MAX_FIELDS	64
 #define RBT_FMT_MAX_NAME	63
 #define RBT_FMT_MAX_NUMBER	0x8000000U	/* 2^27 */
+#define RBT_FMT_MAX_SYMS	64
 
 #ifndef ARRAY_SIZE
 #define ARRAY_SIZE(a)		(sizeof(a) / sizeof((a)[0]))
@@ -316,9 +326,69 @@ rbt_fmt_find(const struct rbt_fmt *f, const char *name, size_t len)
 	return NULL;
 }
 
+/* A value of a symbol list: decimal, or 0x and 1..16 hex digits. */
+static inline bool rbt_fmt_symval(const char **p, const char *end)
+{
+	const char *q = *p;
+	unsigned int v, n = 0;
+
+	if (!rbt_fmt_lit(&q, end, "0x"))
+		return rbt_fmt_num(p, end, &v);
+	while (q < end && strchr("0123456789abcdefABCDEF", *q) && *q) {
+		q++;
+		if (++n > 16)
+			return false;
+	}
+	if (!n)
+		return false;
+	*p = q;
+	return true;
+}
+
+/* A quoted text of @min..@max bytes without '"' or '\\'. */
+static inline bool rbt_fmt_qstr(const char **p, const char *end,
+				size_t min, size_t max)
+{
+	const char *q = *p, *s;
+
+	if (!rbt_fmt_lit(&q, end, "\""))
+		return false;
+	for (s = q; q < end && *q != '"' && *q != '\\'; q++)
+		;
+	if ((size_t)(q - s) < min || (size_t)(q - s) > max ||
+	    !rbt_fmt_lit(&q, end, "\""))
+		return false;
+	*p = q;
+	return true;
+}
+
+/*
+ * The rest of a __print_symbolic() or __print_flags() after the field
+ * (and the delimiter): ", { VALUE, "TEXT" }" 1..RBT_FMT_MAX_SYMS times,
+ * then ")".
+ */
+static inline bool rbt_fmt_syms(const char **p, const char *end)
+{
+	const char *q = *p;
+	unsigned int n = 0;
+
+	do {
+		if (++n > RBT_FMT_MAX_SYMS ||
+		    !rbt_fmt_lit(&q, end, ", { ") ||
+		    !rbt_fmt_symval(&q, end) ||
+		    !rbt_fmt_lit(&q, end, ", ") ||
+		    !rbt_fmt_qstr(&q, end, 1, RBT_FMT_MAX_NAME) ||
+		    !rbt_fmt_lit(&q, end, " }"))
+			return false;
+	} while (!rbt_fmt_lit(&q, end, ")"));
+	*p = q;
+	return true;
+}
+
 /*
  * The print fmt line from @p to @end: a quoted string of text and
- * conversions, then one ", REC->NAME" per conversion.
+ * conversions, then one ", REC->NAME" per conversion, or for a %s of a
+ * plain field its __print_symbolic() or __print_flags().
  */
 static inline bool rbt_fmt_print(struct rbt_fmt *f, unsigned int line,
 				 const char *p, const char *end)
@@ -328,6 +398,7 @@ static inline bool rbt_fmt_print(struct rbt_fmt *f, unsigned int line,
 	unsigned int nr_conv = 0, nr_args = 0;
 	const struct rbt_fmt_field *fl;
 	const char *name;
+	char kind;
 
 	if (!rbt_fmt_lit(&p, end, "\""))
 		return rbt_fmt_fail(f, line, "print fmt is not a quoted string");
@@ -370,9 +441,16 @@ static inline bool rbt_fmt_print(struct rbt_fmt *f, unsigned int line,
 	if (!rbt_fmt_lit(&p, end, "\""))
 		return rbt_fmt_fail(f, line, "print fmt string does not end");
 	while (p < end) {
-		if (!rbt_fmt_lit(&p, end, ", REC->"))
+		/* 'f'ield, 's'ymbolic or 'F'lags */
+		if (rbt_fmt_lit(&p, end, ", REC->"))
+			kind = 'f';
+		else if (rbt_fmt_lit(&p, end, ", __print_symbolic(REC->"))
+			kind = 's';
+		else if (rbt_fmt_lit(&p, end, ", __print_flags(REC->"))
+			kind = 'F';
+		else
 			return rbt_fmt_fail(f, line,
-					    "print fmt has arguments other than \", REC->field\"");
+					    "print fmt has arguments other than \", REC->field\", __print_symbolic() and __print_flags()");
 		name = p;
 		if (!rbt_fmt_ident(&p, end, NULL))
 			return rbt_fmt_fail(f, line,
@@ -386,6 +464,23 @@ static inline bool rbt_fmt_print(struct rbt_fmt *f, unsigned int line,
 		if (nr_args >= nr_conv)
 			return rbt_fmt_fail(f, line,
 					    "print fmt has more arguments than conversions");
+		if (kind != 'f') {
+			if (kind == 'F' && (!rbt_fmt_lit(&p, end, ", ") ||
+					    !rbt_fmt_qstr(&p, end, 0, 8)))
+				return rbt_fmt_fail(f, line,
+						    "print fmt argument %u: __print_flags() has no \"DELIM\" of at most 8 bytes",
+						    nr_args + 1);
+			if (!rbt_fmt_syms(&p, end))
+				return rbt_fmt_fail(f, line,
+						    "print fmt argument %u: not 1..%u \", { VALUE, \"TEXT\" }\" and \")\"",
+						    nr_args + 1, RBT_FMT_MAX_SYMS);
+			if (conv[nr_args] != 's' || fl->arraylen || fl->dynamic)
+				return rbt_fmt_fail(f, line,
+						    "print fmt argument %u: the names of a plain field's values take %%s",
+						    nr_args + 1);
+			nr_args++;
+			continue;
+		}
 		if ((conv[nr_args] == 's') != (fl->arraylen || fl->dynamic))
 			return rbt_fmt_fail(f, line,
 					    "print fmt argument %u: %%s takes an array field, other conversions a plain one",

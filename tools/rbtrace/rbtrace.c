@@ -95,7 +95,6 @@ struct rbt_event {
 	unsigned long long ts;		/* rebuilt time */
 	unsigned long long seq;
 	unsigned long long fts;		/* the writer's "ts" field */
-	unsigned long long arg;
 	int pid;
 	unsigned int page;
 	unsigned int off;		/* offset of the header in data[] */
@@ -132,7 +131,7 @@ struct rbt_rec {
 	struct tep_handle *tep;
 	struct tep_event *event;
 	struct tep_format_field *f_seq, *f_ts, *f_cpu, *f_ctx, *f_depth,
-		*f_flags, *f_cflags, *f_pid, *f_pcount, *f_arg;
+		*f_flags, *f_cflags, *f_pid, *f_pcount;
 	struct kbuffer *kb;
 	unsigned int data_size;		/* bytes of data[] in a sub-buffer */
 	unsigned int subbuf;		/* bytes of a sub-buffer */
@@ -281,7 +280,6 @@ static const struct {
 	{ "context", sizeof(rbt_layout.context) },
 	{ "depth", sizeof(rbt_layout.depth) },
 	{ "flags", sizeof(rbt_layout.flags) },
-	{ "arg", sizeof(rbt_layout.arg) },
 };
 
 /*
@@ -375,7 +373,6 @@ static void load_formats_text(struct rbt_rec *r, const char *hp_path,
 	r->f_cflags = need_field(r, "common_flags", path);
 	r->f_pcount = need_field(r, "common_preempt_count", path);
 	r->f_pid = need_field(r, "common_pid", path);
-	r->f_arg = need_field(r, "arg", path);
 
 	r->kb = kbuffer_alloc(KBUFFER_LSIZE_8, KBUFFER_ENDIAN_LITTLE);
 	if (!r->kb)
@@ -611,7 +608,6 @@ static void decode_page(struct rbt_rec *r, int cpu, unsigned int pno,
 		e->cflags = field(r->f_cflags, data);
 		e->pcount = field(r->f_pcount, data);
 		e->pid = (int)field(r->f_pid, data);
-		e->arg = field(r->f_arg, data);
 		if (keep_data) {
 			e->data = xrealloc(NULL, size);
 			memcpy(e->data, data, size);

@@ -88,7 +88,7 @@ static void fz_check_fields(struct rbt_rec *r, const struct rbt_event *e)
 {
 	struct tep_format_field *f[] = {
 		r->f_seq, r->f_ts, r->f_cpu, r->f_ctx, r->f_depth, r->f_flags,
-		r->f_cflags, r->f_pcount, r->f_pid, r->f_arg,
+		r->f_cflags, r->f_pcount, r->f_pid,
 		tep_find_common_field(r->event, "common_type"),
 	};
 	unsigned int i;
