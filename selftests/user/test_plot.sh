@@ -77,8 +77,25 @@ def of(c):
     return [e for e in els if c in cls(e)]
 
 
+# ctx and flags as numbers (a format before names) or as the names of
+# the format's __print_symbolic() and __print_flags() (rbn_events.h)
 LINE = re.compile(r'\[(\d+)\]\s+(?:\S+\s+)?(\d+)\.(\d{9}): sample: seq=(\d+) '
-                  r'cpu=\d+ ctx=(\d+) depth=(\d+) src=\d+ flags=(0x[0-9a-f]+|0)')
+                  r'cpu=\d+ ctx=(\w+) depth=(\d+) src=\w+ flags=([\w|]+)')
+CTX = ('task', 'softirq', 'hardirq', 'nmi')
+FLAGS = dict(fast=0x01, abs=0x02, slow=0x04, zero=0x08, extend=0x10,
+             start=0x20, clock_back=0x40)
+
+
+def ctx_of(v):
+    return int(v) if v.isdigit() else CTX.index(v)
+
+
+def flags_of(v):
+    if v[0].isdigit():
+        return int(v, 0)
+    return sum(FLAGS[f] if f in FLAGS else int(f, 0) for f in v.split('|'))
+
+
 evs = []
 for l in open(report):
     m = LINE.search(l)
@@ -86,7 +103,7 @@ for l in open(report):
         sys.exit('report line not understood: ' + l)
     cpu, s, ns, seq, ctx, depth, flags = m.groups()
     evs.append(dict(cpu=int(cpu), ts=int(s) * 10**9 + int(ns), seq=int(seq),
-                    ctx=int(ctx), depth=int(depth), flags=int(flags, 16)))
+                    ctx=ctx_of(ctx), depth=int(depth), flags=flags_of(flags)))
 
 # check's table: per CPU rows, then the depth table
 tab, cd, tot = {}, {}, {}
