@@ -381,10 +381,15 @@ printf '100 task-a\nnot a pid\n' >"$tmp/cmdl2/saved_cmdlines"
 rc=$?
 diag <"$tmp/err"
 [ $rc -eq 2 ] && grep -q 'saved_cmdlines: line 2: ' "$tmp/err" || ok=fail
+"$rbtrace" export "$tmp/cmdl2" -o "$tmp/cmdl2.dat" >/dev/null 2>"$tmp/err"
+rc=$?
+diag <"$tmp/err"
+[ $rc -eq 2 ] && grep -q 'saved_cmdlines: line 2: ' "$tmp/err" &&
+	[ ! -e "$tmp/cmdl2.dat" ] || ok=fail
 printf '100 task-a\n' >"$tmp/cmdl2/saved_cmdlines"
 "$rbtrace" report "$tmp/cmdl2" >"$tmp/out" || ok=fail
 grep -q '^ *task-a-100 ' "$tmp/out" || ok=fail
-result $ok "report: saved_cmdlines names the tasks; a bad one exits 2"
+result $ok "report, export: saved_cmdlines names the tasks; a bad one exits 2"
 
 # ---- formats libtraceevent cannot take safely ------------------------------
 
