@@ -1213,8 +1213,8 @@ static void cpu_open(struct rbt_rec *r, int cpu, const unsigned char *mem,
 }
 
 /*
- * After every CPU's cursor is set up: the CPUs selected by @cpus (a list,
- * NULL for all) into the merge, each with its first event.
+ * After every CPU's cursor is set up (cpu_open()): the CPUs @sel flags
+ * (MAX_CPUS of them; NULL: all) into the merge, each with its first event.
  */
 static void rbt_start(struct rbt_rec *r, const bool *sel)
 {
