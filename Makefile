@@ -19,6 +19,8 @@
 #   make bench        rbnest against the kernel's ring buffer, in one VM
 #                     boot (scripts/bench.sh; KERNEL=6.1 default)
 #   make bench-user   instructions per event under callgrind, stress rate
+#   make bench-rbtrace  rbtrace check/report/export on a recording of
+#                     BENCH_MB (default 4096) MB: MB/s and peak RSS
 #   make coverage     coverage tests and the coverage report alone
 #   make fuzz         fuzz tools/rbtrace (libFuzzer, clang) for FUZZ_SECONDS
 #                     (default 600) per target, new crash inputs kept in
@@ -158,6 +160,7 @@ JOBS		= $(if $(filter -j%,$(MAKEFLAGS)),,-j$(shell nproc 2>/dev/null || echo 1))
 
 .PHONY: all run bench user-lib module module-clean install uninstall \
 	dkms-install dkms-uninstall dkms-check check check-build bench-user \
+	bench-rbtrace \
 	coverage deps clean fuzz fuzz-build fuzz-smoke \
 	$(addprefix tests-,$(VARIANTS)) \
 	vm-check module-for module-matrix fail-nth check-debug vm-parallel soak \
@@ -656,6 +659,10 @@ $(BUILD)/user/bench_user: $(BUILD)/user/obj/$(TEST_DIR)/bench_user.o \
 bench-user: $(BUILD)/user/bench_user \
 		$(addprefix $(BUILD)/user/,$(filter test_stress,$(TESTS)))
 	@bash scripts/bench-user.sh $(BUILD)
+
+BENCH_MB	?= 4096
+bench-rbtrace: $(RBTRACE) $(BUILD)/user/rbgen
+	@bash scripts/bench-rbtrace.sh $(BENCH_MB)
 
 # ---- clean ---------------------------------------------------------------
 

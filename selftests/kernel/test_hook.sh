@@ -78,7 +78,11 @@ lost=$(($(rbn_stat_sum dropped) + $(rbn_stat_sum commit_overrun) + $(rbn_stat_su
 # (src=hrtimer) of the recording in time order.
 "$RBTRACE" report "$t/rec" 2>"$t/report.err" | awk '
 	/ src=hrtimer / {
-		c = $2; gsub(/[^0-9]/, "", c)
+		c = ""
+		for (i = 1; i <= NF && c == ""; i++)
+			if ($i ~ /^\[[0-9]+\]$/)
+				c = $i
+		gsub(/[^0-9]/, "", c)
 		for (i = 3; i <= NF; i++)
 			if ($i ~ /^arg=/)
 				a = substr($i, 5) + 0

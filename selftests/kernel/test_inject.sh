@@ -480,7 +480,7 @@ check_labels()
 # in ns ("S.NNNNNNNNN:", no leading zero for busybox awk's sake)
 nested_times()
 {
-	"$RBTRACE" report "$2" 2>/dev/null | grep ' src=inject ' | awk '{
+	"$RBTRACE" report -t "$2" 2>/dev/null | grep ' src=inject ' | awk '{
 		for (i = 1; i <= NF; i++)
 			if ($i ~ /^[0-9]+\.[0-9]+:$/) {
 				sub(/:$/, "", $i)

@@ -144,7 +144,7 @@ ktap_test_result $ok "trace: lists the events in time order, not consuming"
 
 ok=1
 rbn_record "$t/rec1"
-"$RBTRACE" report "$t/rec1" >"$t/rep1" 2>"$t/rep1.err"
+"$RBTRACE" report -t "$t/rec1" >"$t/rep1" 2>"$t/rep1.err"
 text_keys "$t/rep1" "$t/r1"
 same_keys "$t/k1a" "$t/r1" "trace vs spliced pages (CPU, seq, time)" || ok=0
 monotonic "$t/rep1" "rbtrace report of the spliced pages" || ok=0
@@ -215,7 +215,7 @@ ktap_print_msg "read() with dd bs=$sub:$sizes bytes"
 ktap_test_result $ok "read(): whole sub-buffers, ends at EOF with tracing off"
 
 ok=0
-"$RBTRACE" report "$t/rec2" 2>"$t/rep2.err" | tkeys >"$t/r2"
+"$RBTRACE" report -t "$t/rec2" 2>"$t/rep2.err" | tkeys >"$t/r2"
 head -n 3 "$t/rep2.err" | sed 's/^/# /'
 if same_keys "$t/k2" "$t/r2" "trace vs read() pages, after the short read (CPU, seq, time)" &&
    rbn_check_ok "$t/rec2"; then

@@ -164,7 +164,7 @@ last_fill()
 keys()
 {
 	"$RBTRACE" report "$1" 2>"$1.report.err" |
-		sed -n 's/.* sample: seq=\([0-9]*\) cpu=\([0-9]*\) .*/\2 \1/p' |
+		sed -n 's/.* sample: *seq=\([0-9]*\) cpu=\([0-9]*\) .*/\2 \1/p' |
 		sort -n -k1,1 -k2,2
 }
 

@@ -3,7 +3,7 @@
  * rbgen - write rbnest recordings from the userspace build of the core,
  * for the tests of tools/rbtrace.
  *
- * Usage: rbgen MODE DIR
+ * Usage: rbgen MODE DIR [OUTER]
  *
  *   nest       2 CPUs, producer/consumer mode, nested writers (softirq,
  *              hardirq, NMI) injected from the test hook at every label
@@ -21,6 +21,11 @@
  *   signals    2 CPUs, task-context writes interrupted by three POSIX
  *              timers (SIGRTMIN+0..2 as softirq, hardirq, NMI) whose
  *              handlers nest and write, for half a second
+ *
+ * OUTER, for the modes with a fixed number of task-context writes (all
+ * but signals), is that number instead of the mode's own (nest: 6000,
+ * about 2.2 MB of pages; the size grows with it): a large recording for
+ * the benchmark and the memory bound of rbtrace.
  *
  * DIR gets the format files and cpuN.raw, the pages rbn_read_page()
  * returned, one after the other, and a manifest as "rbtrace record"
@@ -344,8 +349,8 @@ int main(int argc, char **argv)
 	unsigned int i;
 	int cpu;
 
-	if (argc != 3) {
-		fprintf(stderr, "usage: rbgen nest|nest59|clockback|discard|absolute|overwrite|signals DIR\n");
+	if (argc != 3 && argc != 4) {
+		fprintf(stderr, "usage: rbgen nest|nest59|clockback|discard|absolute|overwrite|signals DIR [OUTER]\n");
 		return 2;
 	}
 	gen.dir = argv[2];
@@ -388,6 +393,19 @@ int main(int argc, char **argv)
 		return 2;
 	}
 
+	if (argc == 4) {
+		char *end;
+
+		if (!outer) {
+			fprintf(stderr, "rbgen: %s takes no OUTER\n", argv[1]);
+			return 2;
+		}
+		outer = strtoul(argv[3], &end, 10);
+		if (*end || !outer || end == argv[3]) {
+			fprintf(stderr, "rbgen: bad OUTER '%s'\n", argv[3]);
+			return 2;
+		}
+	}
 	gen.b = rbn_alloc(&cfg);
 	if (!gen.b) {
 		fprintf(stderr, "rbgen: rbn_alloc failed\n");

@@ -14,7 +14,12 @@
 # count removed; bad input (a truncated file, a commit past the page, a
 # length past the commit, a broken format file, a missing CPU file) must
 # exit 2 with the file named; randomly mutated pages must never crash it.
-# "rbtrace report" must print one line per event. "rbtrace record" is run
+# "rbtrace report" must print one line per event, and byte for byte what
+# trace-cmd report prints of the export (options, task names from
+# saved_cmdlines, dropped-events lines). check's summary: a legend for
+# every column, violations on stderr, --json. check, report and export
+# must stay within a fixed memory budget on a recording 70 times larger
+# (/usr/bin/time). "rbtrace record" is run
 # on a module directory made of files and of FIFOs. "rbtrace stream" must
 # find on a module directory made of a recording's files what check finds
 # in the recording, and the same violations. Output is KTAP.
@@ -23,7 +28,7 @@ set -uo pipefail
 
 rbtrace=${1:-}
 rbgen=${2:-}
-nr_tests=38
+nr_tests=43
 
 echo "KTAP version 1"
 echo "1..$nr_tests"
@@ -234,29 +239,35 @@ done
 ok=ok
 for mode in nest nest59 clockback discard absolute overwrite signals; do
 	want=$(events_of "$tmp/check.$mode")
-	got=$("$rbtrace" report "$tmp/$mode" | grep -c ' sample: seq=')
+	got=$("$rbtrace" report "$tmp/$mode" | grep -c ' sample: *seq=')
 	echo "# report $mode: $got lines, check counted ${want:-?} events"
 	[ -n "$want" ] && [ "$got" = "$want" ] || ok=fail
 done
 result $ok "report: one line per event"
 
 ok=ok
-"$rbtrace" report -l --ts-diff --cpu 1 "$tmp/nest" >"$tmp/rep.l" || ok=fail
+"$rbtrace" report -l -t --ts-diff --cpu 1 "$tmp/nest" >"$tmp/rep.l" || ok=fail
 head -n 3 "$tmp/rep.l" | diag
-n1=$(grep -c ' \[001\] ' "$tmp/rep.l")
-nall=$(wc -l <"$tmp/rep.l")
+# -l: "COMM-PID CPU FLAGS SEC.NSEC: (+DELTA) sample: ..."
+n1=$(awk '$2 ~ /^1[.dX]/' "$tmp/rep.l" | grep -c ' sample: ')
+nall=$(grep -c ' sample: ' "$tmp/rep.l")
 want1=$(awk '$1 == 1 { print $3 }' "$tmp/check.nest")
 echo "# report --cpu 1: $nall lines, $n1 on CPU 1, check counted $want1"
 [ "$n1" = "$nall" ] && [ "$n1" = "$want1" ] || ok=fail
-for f in '\.\.\.\. ' 'd\.h' '\.\.s' 'd\.z'; do
-	grep -q "\] $f" "$tmp/rep.l" || { echo "# no flags $f"; ok=fail; }
+# task, softirq, hardirq (irqs off), NMI (irqs off, no letter)
+for f in '1\.\.\.\.\.' '1\.\.s1\.' '1d\.h2\.' '1d\.\.4\.'; do
+	grep -q " $f " "$tmp/rep.l" || { echo "# no flags $f"; ok=fail; }
 done
-grep -q ': (+[0-9]*) sample: ' "$tmp/rep.l" || ok=fail
-# the time column never goes backwards
-awk '{ split($0, a, ": "); n = split(a[1], w, " "); t = w[n]
-       if (NR > 1 && t < p) { bad = 1 } p = t }
-     END { exit bad }' "$tmp/rep.l" || { echo "# time goes back"; ok=fail; }
-result $ok "report -l --ts-diff --cpu 1: flags, deltas, one CPU"
+grep -q ': (+[0-9]*) *sample: ' "$tmp/rep.l" || ok=fail
+# the time column (nanoseconds) never goes backwards
+awk '$3 ~ /^[0-9]+\.[0-9]+:$/ { split($3, a, "[.:]")
+       if (length(a[2]) != 9) bad = 1
+       # a 1 in front keeps the nanoseconds decimal
+       s = a[1] + 0; ns = ("1" a[2]) + 0
+       if (n++ && (s < ps || (s == ps && ns < pns))) bad = 1
+       ps = s; pns = ns }
+     END { exit bad || !n }' "$tmp/rep.l" || { echo "# time goes back"; ok=fail; }
+result $ok "report -l -t --ts-diff --cpu 1: flags, deltas, one CPU"
 
 # ---- export to trace-cmd ---------------------------------------------------
 
@@ -270,7 +281,8 @@ if ! command -v trace-cmd >/dev/null 2>&1; then
 	for c in "export: trace-cmd report reads every event" \
 		 "export: trace-cmd --ts-check has no warning" \
 		 "export: trace-cmd shows nested events with real deltas" \
-		 "export: trace-cmd prints ctx, src, flags and tp by name"; do
+		 "export: trace-cmd prints ctx, src, flags and tp by name" \
+		 "report: byte for byte what trace-cmd report prints of the export"; do
 		nr=$((nr + 1))
 		echo "ok $nr $c # SKIP trace-cmd not installed"
 	done
@@ -290,7 +302,7 @@ else
 		want=$(events_of "$tmp/check.$mode")
 		got=$(grep -c ' sample: ' "$tmp/tc.$mode")
 		bad=$(grep -c 'UNKNOWN EVENT\|FAILED TO PARSE' "$tmp/tc.$mode")
-		"$rbtrace" report "$tmp/$mode" | keys >"$tmp/k.rb"
+		"$rbtrace" report -t "$tmp/$mode" | keys >"$tmp/k.rb"
 		keys <"$tmp/tc.$mode" >"$tmp/k.tc"
 		same=$(comm -3 "$tmp/k.rb" "$tmp/k.tc" | wc -l)
 		echo "# export $mode: trace-cmd shows $got events (check counted ${want:-?}), $bad unparsed, $same records differ from rbtrace report in cpu/time/seq"
@@ -341,6 +353,44 @@ else
 			[ "$abs" -gt 0 ] && [ "$errs" = 0 ] && ok=ok
 	fi
 	result $ok "export: trace-cmd prints ctx, src, flags and tp by name"
+
+	# rbtrace report prints what trace-cmd report prints of the export,
+	# byte for byte, with the options both have: task names (from
+	# saved_cmdlines, "<...>" for a pid it lacks, "<idle>" for 0),
+	# latency flags, times, deltas, dropped-events lines, CPU lists,
+	# raw fields and the irq filters.
+	ok=ok
+	rm -rf "$tmp/cmdl"
+	cp -r "$tmp/nest" "$tmp/cmdl"
+	printf '100 task-a\n7 other task\n' >"$tmp/cmdl/saved_cmdlines"
+	"$rbtrace" export "$tmp/cmdl" -o "$tmp/cmdl.dat" >/dev/null || ok=fail
+	n=0
+	for mode in nest overwrite signals cmdl; do
+		for opts in "" "-l" "-t" "--ts-diff" "-l -t --ts-diff --cpu 1" \
+			    "-R" "-I" "-S" "--cpu 0,1"; do
+			# shellcheck disable=SC2086
+			"$rbtrace" report $opts "$tmp/$mode" >"$tmp/r.rb" 2>&1
+			# shellcheck disable=SC2086
+			trace-cmd report $opts "$tmp/$mode.dat" >"$tmp/r.tc" 2>&1
+			n=$((n + 1))
+			if ! cmp -s "$tmp/r.rb" "$tmp/r.tc"; then
+				echo "# report $opts $mode: differs from trace-cmd:"
+				diff "$tmp/r.rb" "$tmp/r.tc" | head -n 4 | diag
+				ok=fail
+			fi
+		done
+	done
+	"$rbtrace" report "$tmp/overwrite" >"$tmp/r.rb"
+	drop=$(grep -c '^CPU:[01] \[[0-9]* EVENTS DROPPED\]$' "$tmp/r.rb")
+	unk=$(grep -c '^CPU:[01] \[EVENTS DROPPED\]$' "$tmp/r.rb")
+	"$rbtrace" report "$tmp/cmdl" >"$tmp/r.rb"
+	named=$(grep -c '^ *task-a-100 ' "$tmp/r.rb")
+	unnamed=$(grep -c '^ *<\.\.\.>-101 ' "$tmp/r.rb")
+	idle=$(grep -c '^ *<idle>-0 ' "$tmp/r.rb")
+	echo "# $n reports compared; overwrite: $drop counted and $unk uncounted drops; saved_cmdlines: $named task-a-100, $unnamed <...>-101, $idle <idle>-0"
+	[ "$drop" -gt 0 ] && [ "$unk" -gt 0 ] && [ "$named" -gt 0 ] &&
+		[ "$unnamed" -gt 0 ] && [ "$idle" -gt 0 ] || ok=fail
+	result $ok "report: byte for byte what trace-cmd report prints of the export"
 fi
 
 # ---- a recording made before the names -------------------------------------
@@ -375,6 +425,26 @@ num=$(grep -cE ' ctx=[0-3] depth=[0-9]+ src=0 flags=0x[0-9a-f]+ arg=[0-9]+$' "$t
 echo "# the format before names: report printed $n events, $num with ctx, src, flags as numbers"
 [ "$n" -gt 0 ] && [ "$n" = "$num" ] || ok=fail
 result $ok "check, report, export read a recording with the format before names"
+
+
+# A saved_cmdlines that is not "PID COMM" lines: exit 2, line named.
+ok=ok
+rm -rf "$tmp/cmdl2"
+cp -r "$tmp/nest" "$tmp/cmdl2"
+printf '100 task-a\nnot a pid\n' >"$tmp/cmdl2/saved_cmdlines"
+"$rbtrace" report "$tmp/cmdl2" >/dev/null 2>"$tmp/err"
+rc=$?
+diag <"$tmp/err"
+[ $rc -eq 2 ] && grep -q 'saved_cmdlines: line 2: ' "$tmp/err" || ok=fail
+"$rbtrace" export "$tmp/cmdl2" -o "$tmp/cmdl2.dat" >/dev/null 2>"$tmp/err"
+rc=$?
+diag <"$tmp/err"
+[ $rc -eq 2 ] && grep -q 'saved_cmdlines: line 2: ' "$tmp/err" &&
+	[ ! -e "$tmp/cmdl2.dat" ] || ok=fail
+printf '100 task-a\n' >"$tmp/cmdl2/saved_cmdlines"
+"$rbtrace" report "$tmp/cmdl2" >"$tmp/out" || ok=fail
+grep -q '^ *task-a-100 ' "$tmp/out" || ok=fail
+result $ok "report, export: saved_cmdlines names the tasks; a bad one exits 2"
 
 # ---- formats libtraceevent cannot take safely ------------------------------
 
@@ -729,7 +799,7 @@ expect_stream "stream: time moved backwards" "$tmp/bad" \
 copy nest
 read -r pg off < <(corrupt cut "$tmp/bad/cpu1.raw")
 expect_stream "stream: event removed without a missed count" "$tmp/bad" \
-	"cpu1/trace_pipe_raw: cpu 1 page [0-9]*: 1 events missing before seq"
+	"cpu1/trace_pipe_raw: cpu 1 page [0-9]* offset [0-9]*: 1 events missing before seq"
 
 copy clockback
 read -r pg off < <(corrupt unflag "$tmp/bad/cpu0.raw")
@@ -739,13 +809,124 @@ expect_stream "stream: clock-back event without its flag" "$tmp/bad" \
 copy overwrite
 read -r pg < <(corrupt unmiss "$tmp/bad/cpu0.raw")
 expect_stream "stream: missed count removed" "$tmp/bad" \
-	"cpu0/trace_pipe_raw: cpu 0 page $pg: [0-9]* events missing"
+	"cpu0/trace_pipe_raw: cpu 0 page $pg offset [0-9]*: [0-9]* events missing"
 
 # A page read twice: the same sequence numbers again.
 copy nest
 head -c 4096 "$tmp/nest/cpu0.raw" >>"$tmp/bad/cpu0.raw"
 expect_stream "stream: a page read twice" "$tmp/bad" \
 	"cpu0/trace_pipe_raw: cpu 0 page [0-9]* offset 0: duplicate seq 0"
+
+# ---- the summary of check ----------------------------------------------------
+
+# The table on stdout, a legend (-v) for each of its columns, the time span
+# of every CPU; the violations on stderr, the verdict on stdout.
+ok=ok
+"$rbtrace" check -v "$tmp/nest" >"$tmp/out" 2>"$tmp/err" || ok=fail
+[ -s "$tmp/err" ] && { diag <"$tmp/err"; ok=fail; }
+for col in $(awk '$1 == "cpu" && $2 == "pages" { $1 = ""; print; exit }' "$tmp/out"); do
+	grep -q "^  $col  " "$tmp/out" || { echo "# no legend for $col"; ok=fail; }
+done
+awk '$1 ~ /^[0-9]+$/ && NF == 14 { n++; d = $13 - $12 - $14
+	if ($12 + 0 > $13 + 0 || d > 1e-6 || d < -1e-6) bad = 1 }
+     END { exit bad || n != 2 }' "$tmp/out" || { echo "# first/last/span wrong"; ok=fail; }
+[ "$(grep -c '^events: ' "$tmp/out")" = 1 ] || ok=fail
+copy nest
+corrupt backwards "$tmp/bad/cpu0.raw" >/dev/null
+"$rbtrace" check "$tmp/bad" >"$tmp/out" 2>"$tmp/err"
+rc=$?
+grep -q 'VIOLATION' "$tmp/out" && { echo "# a violation on stdout"; ok=fail; }
+grep -q '^VIOLATION: .*time went backwards' "$tmp/err" || ok=fail
+grep -q 'FAILED: [0-9]* violations$' "$tmp/out" || ok=fail
+echo "# exit $rc; stdout: $(tail -n 1 "$tmp/out"); stderr: $(grep -c VIOLATION "$tmp/err") violations"
+[ $rc -eq 1 ] || ok=fail
+result $ok "check: legend for every column, time spans, violations on stderr"
+
+# --json: one valid object, with the counts of the text summary.
+ok=ok
+for rec in nest overwrite bad; do
+	"$rbtrace" check --json "$tmp/$rec" >"$tmp/j" 2>/dev/null
+	rc=$?
+	"$rbtrace" check "$tmp/$rec" >"$tmp/t" 2>/dev/null
+	python3 -m json.tool "$tmp/j" >/dev/null || { echo "# $rec: not JSON"; ok=fail; }
+	python3 - "$tmp/j" "$tmp/t" $rc <<'PY' || ok=fail
+import json, re, sys
+j = json.load(open(sys.argv[1]))
+t = open(sys.argv[2]).read()
+rc = int(sys.argv[3])
+ev = int(re.search(r'^events: (\d+)$', t, re.M).group(1))
+rows = [l.split() for l in t.splitlines() if re.match(r'^\d+ ', l)]
+errs = []
+if j['totals']['events'] != ev or sum(c['events'] for c in j['cpus']) != ev:
+    errs.append('events')
+if len(rows) != len(j['cpus']):
+    errs.append('rows')
+for c, r in zip(j['cpus'], rows):
+    if [c['cpu'], c['pages'], c['events'], c['seq_gaps']] != \
+       [int(r[0]), int(r[1]), int(r[2]), int(r[8])]:
+        errs.append('cpu %d row' % c['cpu'])
+if (j['verdict'] == 'OK') != (rc == 0) or (j['violations'] > 0) != (rc == 1):
+    errs.append('verdict')
+print('# %s: %d events, %d CPUs, %d violations, %s%s' % (
+    sys.argv[1].split('/')[-1], ev, len(j['cpus']), j['violations'],
+    j['verdict'], ' WRONG: ' + ', '.join(errs) if errs else ''))
+sys.exit(1 if errs else 0)
+PY
+done
+result $ok "check --json: valid JSON, the counts of the table, the verdict"
+
+# ---- memory --------------------------------------------------------------------
+
+# check, report and export read one page at a time: on a recording about
+# 70 times larger than nest, their peak RSS stays within a fixed budget
+# above what they need for nest (report: its first 200000 lines, as it
+# prints at libtraceevent's pace). The ASan build keeps a small quarantine.
+# peak RSS in KB of CMD... (its stdout: the first LINES lines, all if 0),
+# as /usr/bin/time measures it (not a fork of this shell or of python,
+# whose own RSS a child keeps as its peak across exec)
+peak_kb() {
+	local lines=$1
+	shift
+	if [ "$lines" -gt 0 ]; then
+		ASAN_OPTIONS="${ASAN_OPTIONS:-}:quarantine_size_mb=1" \
+			/usr/bin/time -f %M -o "$tmp/peak" "$@" 2>/dev/null |
+			head -n "$lines" >/dev/null
+	else
+		ASAN_OPTIONS="${ASAN_OPTIONS:-}:quarantine_size_mb=1" \
+			/usr/bin/time -f %M -o "$tmp/peak" "$@" >/dev/null 2>&1
+	fi
+	tail -n 1 "$tmp/peak"
+}
+
+budget_kb=${RBT_RSS_BUDGET_KB:-16384}
+ok=ok
+if [ ! -x /usr/bin/time ]; then
+	nr=$((nr + 1))
+	echo "ok $nr check, report, export: peak RSS bounded on a recording 70 times larger # SKIP no /usr/bin/time"
+else
+if ! "$rbgen" nest "$tmp/big" 400000 >"$tmp/gen.big" 2>&1; then
+	diag <"$tmp/gen.big"
+	ok=fail
+fi
+big_mb=$(du -sm "$tmp/big" | cut -f1)
+for cmd in "check" "report" "export -o $tmp/x.dat"; do
+	lines=0
+	[ "$cmd" = report ] && lines=200000
+	# shellcheck disable=SC2086
+	small=$(peak_kb $lines "$rbtrace" $cmd "$tmp/nest")
+	start=$(date +%s)
+	# shellcheck disable=SC2086
+	large=$(peak_kb $lines "$rbtrace" $cmd "$tmp/big")
+	secs=$(($(date +%s) - start))
+	echo "# ${cmd%% *}: peak RSS ${small:-?} KB on nest (2 MB), ${large:-?} KB on a recording of $big_mb MB (${secs} s); budget +$budget_kb KB"
+	case "$small$large" in
+	*[!0-9]*|"") ok=fail ;;
+	*) [ "$large" -le $((small + budget_kb)) ] || ok=fail ;;
+	esac
+done
+rm -rf "$tmp/big" "$tmp/x.dat"
+result $ok "check, report, export: peak RSS bounded on a recording 70 times larger"
+fi
 
 # ---- mutations -----------------------------------------------------------------
 

@@ -108,7 +108,7 @@ brk_no_dir() { rm -rf "$1"; }
 # (the fragment may be empty: only the status is wanted)
 table() {
 	cat <<'ROWS'
-good		nest	0:: OK$			0:sample: seq=			0:2 CPUs,
+good		nest	0:: OK$			0: cpu=			0:2 CPUs,
 no_manifest	nest	0:has no manifest	0:has no manifest		0:has no manifest
 missing_cpu	nest	1:cpu1.raw: missing	1:cpu1.raw: missing		1:cpu1.raw: missing
 shorter		nest	1:shorter than rbtrace	1:shorter than rbtrace		1:shorter than rbtrace
@@ -121,13 +121,13 @@ no_events_none	nest	1:no source was on	1:no source was on		1:no source was on
 no_events_off	nest	1:tracing was off	1:tracing was off		1:tracing was off
 no_events_plain	nest	1:no cpuN.raw file has one	1:no cpuN.raw file has one	1:no cpuN.raw file has one
 no_end		nest	1:did not finish	1:did not finish		1:did not finish
-read_off	nest	1:5 missing: taken by another reader	0:sample: seq=	0:2 CPUs,
-read_short	nest	1:3 too many	0:sample: seq=			0:2 CPUs,
-lost_off	nest	1:saw 7 lost events	0:sample: seq=			0:2 CPUs,
-overrun_low	overwrite	1:more than the module ever overwrote	0:sample: seq=	0:2 CPUs,
-overrun_none	overwrite	1:but the module overwrote none	0:sample: seq=	0:2 CPUs,
-reset		nest	0:counters went back	0:sample: seq=			0:2 CPUs,
-no_stats	nest	0:no stats of the module at the start	0:sample: seq=	0:2 CPUs,
+read_off	nest	1:5 missing: taken by another reader	0: cpu=	0:2 CPUs,
+read_short	nest	1:3 too many	0: cpu=			0:2 CPUs,
+lost_off	nest	1:saw 7 lost events	0: cpu=			0:2 CPUs,
+overrun_low	overwrite	1:more than the module ever overwrote	0: cpu=	0:2 CPUs,
+overrun_none	overwrite	1:but the module overwrote none	0: cpu=	0:2 CPUs,
+reset		nest	0:counters went back	0: cpu=			0:2 CPUs,
+no_stats	nest	0:no stats of the module at the start	0: cpu=	0:2 CPUs,
 garbage		nest	2:manifest: line 1: not "rbtrace-manifest	2:manifest: line 1: not "rbtrace-manifest	2:manifest: line 1: not "rbtrace-manifest
 newer		nest	2:reads format 1 only	2:reads format 1 only		2:reads format 1 only
 bad_number	nest	2:cpu0.bytes '12x'	2:cpu0.bytes '12x'		2:cpu0.bytes '12x'
@@ -165,9 +165,9 @@ cli_table() {
 2	bad CPU '-1': not a decimal number	record -d FAKE -o OUT -c -1
 2	bad CPU '1x': not a decimal number (trailing	record -d FAKE -o OUT -c 1x
 2	bad CPU '99999': above 1023	record -d FAKE -o OUT -c 99999
-2	bad CPU 'nan': not a decimal number	report -c nan REC
-2	bad CPU '+1': not a decimal number	report --cpu +1 REC
-2	bad CPU '99999999999999999999': too large	report -c 99999999999999999999 REC
+2	bad CPU list 'nan': not a decimal number	report -c nan REC
+2	bad CPU list '+1': not a decimal number	report --cpu +1 REC
+2	bad CPU list '99999999999999999999': too large	report -c 99999999999999999999 REC
 2	bad interval 'inf': not a decimal number	stream -d FAKE -i inf
 2	bad interval '-1': not a decimal number	stream -d FAKE -i -1
 2	-o -: a recording is a directory	record -d FAKE -o -
@@ -243,7 +243,7 @@ while IFS=$'\t' read -r -a f; do
 		fi
 		if [ $ok != ok ]; then
 			echo "# $name: rbtrace $cmd: exit $rc, wanted $st and '$frag'; it said:"
-			grep -v '^ *[0-9]' "$out" | grep -v 'sample: seq=' |
+			grep -v '^ *[0-9]' "$out" | grep -v ' sample: ' |
 				head -n 5 | sed 's/^/#   /'
 		fi
 		result $ok "$name: $cmd exits $st${frag:+ saying '$frag'}"
@@ -257,7 +257,7 @@ grep -q '^manifest: cpu 0: [0-9]* events read = 0 in the buffer at the start + [
 	"$tmp/out.good.check" || ok=fail
 result $ok "good: check compares the events read with the module's counters"
 ev=$(sed -n 's/^events: //p' "$tmp/out.good.check")
-lines=$(grep -c 'sample: seq=' "$tmp/out.good.report")
+lines=$(grep -c ' sample: ' "$tmp/out.good.report")
 recs=$(sed -n 's/.*, \([0-9]*\) records$/\1/p' "$tmp/out.good.export")
 echo "# good: check $ev events, report $lines lines, export $recs records"
 [ -n "$ev" ] && [ "$lines" = "$ev" ] && [ "$recs" = "$ev" ] && ok=ok || ok=fail

@@ -973,6 +973,38 @@ static int exp_check_cpus(struct exp_ctx *c)
 	return ret;
 }
 
+/*
+ * saved_cmdlines as tracefs prints it, which is also the cmdlines section
+ * of a trace-cmd file: "PID COMM" lines, PID decimal, COMM printable and
+ * at most 255 bytes (rbtrace report reads it the same way).
+ */
+static int exp_check_cmdlines(const char *path, const struct exp_text *t)
+{
+	const char *p = t->data, *end = t->data + t->len, *nl, *q;
+	unsigned int line = 0;
+
+	for (; p < end; p = nl + 1) {
+		nl = memchr(p, '\n', end - p);
+		if (!nl)
+			nl = end;
+		line++;
+		if (nl == p)
+			continue;
+		for (q = p; q < nl && *q >= '0' && *q <= '9'; q++)
+			;
+		if (q == p || q - p > 10 || q + 1 >= nl || *q != ' ' ||
+		    nl - q - 1 > 255 || strtoll(p, NULL, 10) > INT_MAX)
+			goto bad;
+		for (q++; q < nl; q++)
+			if ((unsigned char)*q < 0x20 || *q == 0x7f)
+				goto bad;
+	}
+	return 0;
+bad:
+	exp_err("%s: line %u: not \"PID COMM\"", path, line);
+	return -EINVAL;
+}
+
 /* cmdlines: REC/saved_cmdlines if present, else "pid rbnest" per pid. */
 static int exp_load_cmdlines(struct exp_ctx *c)
 {
@@ -984,6 +1016,8 @@ static int exp_load_cmdlines(struct exp_ctx *c)
 	if (!path)
 		return -ENOMEM;
 	ret = exp_read_text(path, &c->cmdlines, true);
+	if (!ret)
+		ret = exp_check_cmdlines(path, &c->cmdlines);
 	free(path);
 	if (ret != -ENOENT)
 		return ret;

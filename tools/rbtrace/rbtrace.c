@@ -28,6 +28,7 @@
 #include <signal.h>
 #include <stdarg.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -90,11 +91,20 @@ static const char *const ctx_names[NR_CTX] = {
 	"task", "softirq", "hardirq", "nmi",
 };
 
+/* An event's "missed" when the page lost events without room to count them */
+#define RBT_MISSED_UNKNOWN	(~0ULL)
+
 /* One data event, as rebuilt from the recording. */
 struct rbt_event {
 	unsigned long long ts;		/* rebuilt time */
 	unsigned long long seq;
 	unsigned long long fts;		/* the writer's "ts" field */
+	/*
+	 * On the first event of a page that says events were lost before
+	 * it: their count, or RBT_MISSED_UNKNOWN when the page had no room
+	 * for it. 0 on every other event.
+	 */
+	unsigned long long missed;
 	int pid;
 	unsigned int page;
 	unsigned int off;		/* offset of the header in data[] */
@@ -105,21 +115,83 @@ struct rbt_event {
 	unsigned char pcount;
 	unsigned short size;
 	unsigned int cpu_field;
-	void *data;			/* payload copy (for printing) */
+	/* the event in its page: valid until the next event is read */
+	void *data;
 };
 
+/*
+ * Sequence numbers a streaming check keeps open: a nested writer takes
+ * its number before the writer it interrupted, and the two events may lie
+ * a page apart, so numbers arrive out of order by a few. A number still
+ * missing SEQ_WIN numbers later is missing for good. The pages of the
+ * last SEQ_WIN numbers keep what the gap accounting needs of them.
+ */
+#ifndef RBTRACE_FUZZ
+#define SEQ_WIN		65536ULL
+#else
+/* small inputs: a small window, set up fast, and its edges reached */
+#define SEQ_WIN		256ULL
+#endif
+
+struct seq_win {
+	bool started;
+	bool settled;			/* a number below base is final */
+	bool first_missed;		/* page 0 says events were lost */
+	unsigned long long pages;	/* pages whose counts are known */
+	unsigned long long base;	/* every seq below: seen or missing */
+	unsigned long long hi;		/* highest seq seen, plus one */
+	unsigned long long run;		/* missing ones just below base */
+	unsigned long long sum, extra;	/* gaps charged, gaps reported */
+	unsigned char seen[SEQ_WIN / 8];
+	unsigned int page_of[SEQ_WIN];	/* page of each seq seen */
+	unsigned int off_of[SEQ_WIN];	/* and its offset there */
+	unsigned long long cum[SEQ_WIN]; /* stored counts up to each page */
+	unsigned char unknown[SEQ_WIN];	/* the page lost an uncounted number */
+};
+
+/* Events by context and nesting depth. */
+struct ctx_depth {
+	unsigned long n[NR_CTX][MAX_DEPTH + 1];
+	int max_d;
+};
+
+/* Pages read from a cpuN.raw file at once. */
+#ifndef RBTRACE_FUZZ
+#define RBT_CHUNK	16
+#else
+#define RBT_CHUNK	1
+#endif
+
+/*
+ * A CPU of a recording, read one page at a time: the page whose events
+ * are handed out (decoded into ev[]) and the page after it, whose bounds
+ * are walked ahead so that its missed-events count is known while the
+ * events before it are checked.
+ */
 struct rbt_cpu {
 	char path[PATH_MAX];
 	bool present;
-	unsigned int nr_pages;
+	bool done;			/* every event handed out */
+	int fd;				/* cpuN.raw, or -1 */
+	const unsigned char *mem;	/* or its pages in memory */
+	unsigned int nr_pages;		/* pages in the file */
+	unsigned int nr_walked;		/* pages walked so far */
+	unsigned int nr_decoded;	/* pages decoded so far */
+	unsigned char *buf;		/* RBT_CHUNK + 1 pages */
+	unsigned int buf_first, buf_nr;	/* the pages in buf */
+	struct walk *w;			/* [2]: a page and the one after it */
+	/* the events of the page decoded last */
 	struct rbt_event *ev;
-	unsigned long nr_ev, cap_ev;
+	unsigned long nr_ev, cap_ev, pos;
+	/* the events handed out */
+	struct seq_win *seq;		/* when checking */
+	struct rbt_event last;
+	unsigned long long events;
+	unsigned long long first_ts, last_ts;
 	/* page accounting */
 	unsigned long missed_pages;
 	unsigned long missed_unknown;
 	unsigned long long missed_sum;
-	unsigned long *page_first;	/* first event index of each page */
-	unsigned long long *page_missed; /* stored count, ~0 unknown, 0 none */
 	/* counts */
 	unsigned long nr_abs, nr_extend, nr_zero, nr_pad;
 	unsigned long nr_clock_back;
@@ -140,6 +212,18 @@ struct rbt_rec {
 	struct rbt_cpu *cpu;
 	unsigned long violations;
 	bool quiet;
+	bool json;			/* check --json: notes on stderr */
+	bool check;			/* check every event handed out */
+	bool has_cmdlines;		/* REC/saved_cmdlines was read */
+	/* the merge: CPUs by the time of their next event */
+	int *heap;
+	int nr_heap;
+	int last_cpu;			/* of the event handed out last */
+	int last_cpu_out;		/* the same, for the switch count */
+	unsigned long long events;	/* handed out */
+	unsigned long long switches;	/* from one CPU to another */
+	unsigned long long prev_ts;
+	struct ctx_depth cd;
 };
 
 static const char *prog = "rbtrace";
@@ -182,11 +266,11 @@ violation(struct rbt_rec *r, const char *fmt, ...)
 
 	if (r->violations++ >= MAX_SHOWN)
 		return;
-	printf("VIOLATION: ");
+	fprintf(stderr, "VIOLATION: ");
 	va_start(ap, fmt);
-	vprintf(fmt, ap);
+	vfprintf(stderr, fmt, ap);
 	va_end(ap);
-	printf("\n");
+	fputc('\n', stderr);
 }
 
 static void *xrealloc(void *p, size_t n)
@@ -538,22 +622,28 @@ static unsigned long long field(struct tep_format_field *f, void *data)
 static struct rbt_event *new_event(struct rbt_cpu *c)
 {
 	if (c->nr_ev == c->cap_ev) {
-		c->cap_ev = c->cap_ev ? 2 * c->cap_ev : 1024;
+		c->cap_ev = c->cap_ev ? 2 * c->cap_ev : 256;
 		c->ev = xrealloc(c->ev, c->cap_ev * sizeof(*c->ev));
 	}
 	memset(&c->ev[c->nr_ev], 0, sizeof(c->ev[0]));
 	return &c->ev[c->nr_ev++];
 }
 
-/* Decode one page with kbuffer, after walk_page() checked its bounds. */
+/*
+ * Decode one page with kbuffer, after walk_page() checked its bounds, into
+ * r->cpu[cpu].ev (which then holds this page's events only). The events
+ * point into @pg.
+ */
 static void decode_page(struct rbt_rec *r, int cpu, unsigned int pno,
-			unsigned char *pg, struct walk *w, bool keep_data)
+			unsigned char *pg, struct walk *w)
 {
 	struct rbt_cpu *c = &r->cpu[cpu];
 	unsigned long long kts, prev = w->stamp, corr = 0;
 	unsigned int i = 0;
 	void *data;
 
+	c->nr_ev = 0;
+	c->pos = 0;
 	if (kbuffer_load_subbuffer(r->kb, pg))
 		die_input("%s: page %u: kbuffer cannot load it", c->path, pno);
 	for (data = kbuffer_read_event(r->kb, &kts); data;
@@ -608,10 +698,10 @@ static void decode_page(struct rbt_rec *r, int cpu, unsigned int pno,
 		e->cflags = field(r->f_cflags, data);
 		e->pcount = field(r->f_pcount, data);
 		e->pid = (int)field(r->f_pid, data);
-		if (keep_data) {
-			e->data = xrealloc(NULL, size);
-			memcpy(e->data, data, size);
-		}
+		e->data = data;
+		if (!i && w->missed)
+			e->missed = w->stored ? w->missed_count :
+				    RBT_MISSED_UNKNOWN;
 		prev = ts;
 	}
 	if (i != w->nr)
@@ -619,120 +709,170 @@ static void decode_page(struct rbt_rec *r, int cpu, unsigned int pno,
 			  c->path, pno, i, w->nr);
 }
 
-/* Check, decode and account page @pno of CPU @cpu (r->subbuf bytes). */
-static void load_page(struct rbt_rec *r, int cpu, unsigned int pno,
-		      unsigned char *pg, struct walk *w, bool keep_data)
+/* ------------------------------------------------------------------ */
+/* Sequence numbers, checked in a window                              */
+/* ------------------------------------------------------------------ */
+
+/*
+ * A nested writer may take its number before the writer it interrupted,
+ * so numbers are compared as a set: no duplicate, and every number missing
+ * between two must be covered by missed-events counts (and so must a
+ * missing start when the first page says events were lost). A gap is
+ * charged to the number after it, once SEQ_WIN numbers later nothing can
+ * fill it any more: the gaps so far must not exceed the stored counts up
+ * to the page after that number's page. The count of the last page's gaps
+ * would be on a page not recorded: they are counted as unverifiable.
+ */
+static bool seq_seen(struct seq_win *s, unsigned long long seq)
+{
+	return s->seen[(seq % SEQ_WIN) / 8] & (1U << (seq % 8));
+}
+
+static void seq_mark(struct seq_win *s, unsigned long long seq, bool on)
+{
+	if (on)
+		s->seen[(seq % SEQ_WIN) / 8] |= 1U << (seq % 8);
+	else
+		s->seen[(seq % SEQ_WIN) / 8] &= ~(1U << (seq % 8));
+}
+
+/* Page @pno's missed-events count is known (its bounds were walked). */
+static void seq_page(struct rbt_cpu *c, unsigned int pno, const struct walk *w)
+{
+	struct seq_win *s = c->seq;
+
+	if (!s)
+		return;
+	if (!pno)
+		s->first_missed = w->missed;
+	s->unknown[pno % SEQ_WIN] = w->missed && !w->stored;
+	s->cum[pno % SEQ_WIN] = c->missed_sum;
+	s->pages = (unsigned long long)pno + 1;
+}
+
+/*
+ * @gap numbers missing right before @seq, seen on page @pno at @off:
+ * charged against the stored counts up to the page after it.
+ */
+static void seq_charge(struct rbt_rec *r, int cpu, unsigned long long gap,
+		       unsigned long long seq, unsigned int pno,
+		       unsigned int off)
 {
 	struct rbt_cpu *c = &r->cpu[cpu];
+	struct seq_win *s = c->seq;
+	unsigned long long last, cum;
 
-	c->page_first = xrealloc(c->page_first, (pno + 1) * sizeof(long));
-	c->page_missed = xrealloc(c->page_missed,
-				  (pno + 1) * sizeof(long long));
-	c->page_first[pno] = c->nr_ev;
-	walk_page(r, c, pno, pg, w);
-	c->page_missed[pno] = 0;
-	if (w->missed) {
-		c->missed_pages++;
-		if (w->stored) {
-			c->page_missed[pno] = w->missed_count;
-			c->missed_sum += w->missed_count;
-		} else {
-			c->page_missed[pno] = ~0ULL;
-			c->missed_unknown++;
-		}
+	c->gap_sum += gap;
+	if (gap > c->gap_max)
+		c->gap_max = gap;
+	last = pno + 1 < s->pages ? pno + 1 : pno;
+	if (s->pages - pno > SEQ_WIN) {
+		/* the page's counts have left the ring */
+		c->gap_unverified += gap;
+		return;
 	}
-	decode_page(r, cpu, pno, pg, w, keep_data);
-	c->nr_pages = pno + 1;
+	/*
+	 * A page that says events were lost, without room for the count,
+	 * covers whatever is charged to it and to the page before it.
+	 */
+	if (s->unknown[pno % SEQ_WIN] || s->unknown[last % SEQ_WIN])
+		return;
+	cum = s->cum[last % SEQ_WIN];
+	s->sum += gap;
+	if (s->sum <= cum + s->extra)
+		return;
+	if (pno + 1 >= s->pages) {
+		/* their count would be on a page not read (yet) */
+		if (r->check && !r->quiet)
+			fprintf(stderr, "note: %s: cpu %d page %u offset %u: %llu events missing before seq %llu on the last page, not verifiable\n",
+				c->path, cpu, pno, off, gap, seq);
+		c->gap_unverified += gap;
+	} else {
+		violation(r, "%s: cpu %d page %u offset %u: %llu events missing before seq %llu, not accounted for by missed-events counts (%llu missing, %llu counted)",
+			  c->path, cpu, pno, off, gap, seq, s->sum, cum);
+	}
+	/* report each unaccounted gap once */
+	s->extra = s->sum - cum;
 }
 
-/* Read every page of every cpuN.raw file. */
-static void load_cpus(struct rbt_rec *r, bool keep_data)
+/* Move the window's base up by one number, seen or missing. */
+static void seq_advance(struct rbt_rec *r, int cpu)
 {
-	unsigned char *pg = xrealloc(NULL, r->subbuf);
-	struct walk w = { 0 };
-	int cpu, last = -1;
+	struct seq_win *s = r->cpu[cpu].seq;
+	unsigned long long seq = s->base;
 
-	r->cpu = xrealloc(NULL, MAX_CPUS * sizeof(*r->cpu));
-	memset(r->cpu, 0, MAX_CPUS * sizeof(*r->cpu));
-	for (cpu = 0; cpu < MAX_CPUS; cpu++) {
-		struct rbt_cpu *c = &r->cpu[cpu];
-		struct stat st;
-
-		snprintf(c->path, sizeof(c->path), "%s/cpu%d.raw", r->dir, cpu);
-		if (stat(c->path, &st))
-			continue;
-		c->present = true;
-		last = cpu;
+	if (seq_seen(s, seq)) {
+		if (s->run)
+			seq_charge(r, cpu, s->run, seq,
+				   s->page_of[seq % SEQ_WIN],
+				   s->off_of[seq % SEQ_WIN]);
+		s->run = 0;
+		seq_mark(s, seq, false);
+	} else {
+		s->run++;
 	}
-	if (last < 0)
-		die_input("%s: no cpuN.raw file", r->dir);
-	r->nr_cpus = last + 1;
-
-	for (cpu = 0; cpu < r->nr_cpus; cpu++) {
-		struct rbt_cpu *c = &r->cpu[cpu];
-		unsigned int pno;
-		ssize_t n;
-		int fd;
-
-		if (!c->present)
-			die_input("%s: missing (cpu%d.raw exists)", c->path,
-				  r->nr_cpus - 1);
-		fd = open(c->path, O_RDONLY);
-		if (fd < 0)
-			die_input("%s: %s", c->path, strerror(errno));
-		for (pno = 0;; pno++) {
-			size_t got = 0;
-
-			while (got < r->subbuf) {
-				n = read(fd, pg + got, r->subbuf - got);
-				if (n < 0)
-					die_input("%s: read at offset %llu: %s",
-						  c->path,
-						  (unsigned long long)pno *
-						  r->subbuf + got,
-						  strerror(errno));
-				if (!n)
-					break;
-				got += n;
-			}
-			if (!got)
-				break;
-			if (got < r->subbuf)
-				die_input("%s: truncated: page %u at offset %llu has %zu of %u bytes",
-					  c->path, pno,
-					  (unsigned long long)pno * r->subbuf,
-					  got, r->subbuf);
-			load_page(r, cpu, pno, pg, &w, keep_data);
-		}
-		close(fd);
-	}
-	free(w.ev);
-	free(pg);
+	s->base++;
+	s->settled = true;
 }
 
-static void rec_free(struct rbt_rec *r)
+/* A number seen: in the window, not seen before. */
+static void seq_event(struct rbt_rec *r, int cpu, const struct rbt_event *e)
 {
-	unsigned long k;
-	int cpu;
+	struct rbt_cpu *c = &r->cpu[cpu];
+	struct seq_win *s = c->seq;
+	unsigned long long i = e->seq % SEQ_WIN;
 
-	for (cpu = 0; r->cpu && cpu < r->nr_cpus; cpu++) {
-		struct rbt_cpu *c = &r->cpu[cpu];
-
-		for (k = 0; k < c->nr_ev; k++)
-			free(c->ev[k].data);
-		free(c->ev);
-		free(c->page_first);
-		free(c->page_missed);
+	if (!s->started) {
+		/* numbers before the first only when page 0 says so */
+		s->started = true;
+		s->base = s->first_missed ? 0 : e->seq;
+		s->hi = s->base;
 	}
-	free(r->cpu);
-	if (r->kb)
-		kbuffer_free(r->kb);
-	if (r->tep)
-		tep_free(r->tep);
+	if (e->seq < s->base && !s->settled && s->hi - e->seq <= SEQ_WIN) {
+		/* a number before the first one seen, none final yet */
+		s->base = e->seq;
+	} else if (e->seq < s->base) {
+		violation(r, "%s: cpu %d page %u offset %u: seq %llu read twice, or %llu numbers out of order",
+			  c->path, cpu, e->page, e->off, e->seq, SEQ_WIN);
+		return;
+	}
+	if (e->seq >= s->base + SEQ_WIN) {
+		/* numbers lost at once: the window, then the rest */
+		unsigned long long to = e->seq - SEQ_WIN + 1;
+
+		while (s->base < to && s->base < s->hi)
+			seq_advance(r, cpu);
+		if (s->base < to) {
+			s->run += to - s->base;
+			s->base = to;
+			s->settled = true;
+		}
+	}
+	if (seq_seen(s, e->seq))
+		violation(r, "%s: cpu %d page %u offset %u: duplicate seq %llu (also page %u offset %u)",
+			  c->path, cpu, e->page, e->off, e->seq,
+			  s->page_of[i], s->off_of[i]);
+	seq_mark(s, e->seq, true);
+	s->page_of[i] = e->page;
+	s->off_of[i] = e->off;
+	if (e->seq + 1 > s->hi)
+		s->hi = e->seq + 1;
+	/* numbers SEQ_WIN below the highest are final */
+	while (s->hi > SEQ_WIN && s->base < s->hi - SEQ_WIN)
+		seq_advance(r, cpu);
+}
+
+/* The end of the CPU's numbers: whatever was not seen is missing. */
+static void seq_finish(struct rbt_rec *r, int cpu)
+{
+	struct seq_win *s = r->cpu[cpu].seq;
+
+	while (s && s->base < s->hi)
+		seq_advance(r, cpu);
 }
 
 /* ------------------------------------------------------------------ */
-/* check                                                              */
+/* Per-event checks                                                   */
 /* ------------------------------------------------------------------ */
 
 /*
@@ -778,178 +918,6 @@ static void check_event_time(struct rbt_rec *r, int cpu,
 			  c->path, cpu, e->page, e->off, e->cpu_field);
 }
 
-static void check_times(struct rbt_rec *r, int cpu)
-{
-	struct rbt_cpu *c = &r->cpu[cpu];
-	unsigned long i;
-
-	for (i = 0; i < c->nr_ev; i++)
-		check_event_time(r, cpu, &c->ev[i], i ? &c->ev[i - 1] : NULL);
-}
-
-static const struct rbt_event *sort_base;
-
-static int cmp_seq(const void *a, const void *b)
-{
-	const struct rbt_event *x = &sort_base[*(const unsigned long *)a];
-	const struct rbt_event *y = &sort_base[*(const unsigned long *)b];
-
-	if (x->seq != y->seq)
-		return x->seq < y->seq ? -1 : 1;
-	return *(const unsigned long *)a < *(const unsigned long *)b ? -1 : 1;
-}
-
-/*
- * Sequence numbers: a nested writer may take its number before the writer
- * it interrupted, so they are compared as a set: sorted, no duplicate, and
- * every number missing between two must be covered by missed-events counts
- * (and so must a missing start when the first page says events were lost).
- * A gap is charged to the event after it in seq order; walking the events
- * in stream order, the gaps so far must not exceed the stored counts up to
- * the next page.
- */
-static void check_seq(struct rbt_rec *r, int cpu)
-{
-	struct rbt_cpu *c = &r->cpu[cpu];
-	unsigned long *idx, i, n = c->nr_ev;
-	unsigned long long *gap, *cum, sum = 0, extra = 0;
-	unsigned int pno;
-
-	if (!n)
-		return;
-	idx = xrealloc(NULL, n * sizeof(*idx));
-	gap = xrealloc(NULL, n * sizeof(*gap));
-	for (i = 0; i < n; i++) {
-		idx[i] = i;
-		gap[i] = 0;
-	}
-	sort_base = c->ev;
-	qsort(idx, n, sizeof(*idx), cmp_seq);
-
-	if (c->nr_pages && c->page_missed[0])
-		gap[idx[0]] = c->ev[idx[0]].seq;
-	for (i = 1; i < n; i++) {
-		const struct rbt_event *a = &c->ev[idx[i - 1]];
-		const struct rbt_event *b = &c->ev[idx[i]];
-
-		if (a->seq == b->seq)
-			violation(r, "%s: cpu %d page %u offset %u: duplicate seq %llu (also page %u offset %u)",
-				  c->path, cpu, b->page, b->off, b->seq,
-				  a->page, a->off);
-		else
-			gap[idx[i]] = b->seq - a->seq - 1;
-	}
-
-	/* stored counts up to each page */
-	cum = xrealloc(NULL, c->nr_pages * sizeof(*cum));
-	for (pno = 0; pno < c->nr_pages; pno++) {
-		unsigned long long m = c->page_missed[pno];
-
-		cum[pno] = (pno ? cum[pno - 1] : 0) + (m == ~0ULL ? 0 : m);
-	}
-
-	for (i = 0; i < n; i++) {
-		const struct rbt_event *e = &c->ev[i];
-		unsigned int last = e->page + 1 < c->nr_pages ? e->page + 1 :
-				    e->page;
-
-		if (!gap[i])
-			continue;
-		c->gap_sum += gap[i];
-		if (gap[i] > c->gap_max)
-			c->gap_max = gap[i];
-		/*
-		 * Events written out of seq order by nested writers may lie
-		 * on the next page: its count may cover them. A page that
-		 * says events were lost, without room for the count, covers
-		 * whatever is charged to it and to the page before it.
-		 */
-		if (c->page_missed[e->page] == ~0ULL ||
-		    c->page_missed[last] == ~0ULL)
-			continue;
-		sum += gap[i];
-		if (sum > cum[last] + extra && e->page + 1 == c->nr_pages) {
-			/* their count would be on a page not recorded */
-			printf("note: %s: cpu %d page %u offset %u: %llu events missing before seq %llu on the last page, not verifiable\n",
-			       c->path, cpu, e->page, e->off, gap[i], e->seq);
-			c->gap_unverified += gap[i];
-			extra = sum - cum[last];
-		} else if (sum > cum[last] + extra) {
-			violation(r, "%s: cpu %d page %u offset %u: %llu events missing before seq %llu, not accounted for by missed-events counts (%llu missing, %llu counted)",
-				  c->path, cpu, e->page, e->off, gap[i], e->seq,
-				  sum, cum[last]);
-			/* report each unaccounted gap once */
-			extra = sum - cum[last];
-		}
-	}
-	free(cum);
-	free(idx);
-	free(gap);
-}
-
-/* Merge the CPUs by time; returns the merged order (cpu << 48 | index). */
-static unsigned long long *merge(struct rbt_rec *r, int only_cpu,
-				 unsigned long *nr)
-{
-	unsigned long *pos = xrealloc(NULL, r->nr_cpus * sizeof(*pos));
-	unsigned long long *out;
-	unsigned long total = 0, k = 0;
-	int cpu;
-
-	for (cpu = 0; cpu < r->nr_cpus; cpu++) {
-		pos[cpu] = 0;
-		if (only_cpu < 0 || only_cpu == cpu)
-			total += r->cpu[cpu].nr_ev;
-	}
-	out = xrealloc(NULL, total * sizeof(*out));
-	while (k < total) {
-		int best = -1;
-
-		for (cpu = 0; cpu < r->nr_cpus; cpu++) {
-			struct rbt_cpu *c = &r->cpu[cpu];
-
-			if ((only_cpu >= 0 && only_cpu != cpu) ||
-			    pos[cpu] >= c->nr_ev)
-				continue;
-			if (best < 0 || c->ev[pos[cpu]].ts <
-			    r->cpu[best].ev[pos[best]].ts)
-				best = cpu;
-		}
-		out[k++] = (unsigned long long)best << 48 | pos[best]++;
-	}
-	free(pos);
-	*nr = total;
-	return out;
-}
-
-static void usage_check(FILE *f)
-{
-	fprintf(f,
-		"usage: %s check [-q] REC\n"
-		"  Verify an rbnest recording: every page parses, per CPU the\n"
-		"  rebuilt time stamps never decrease and equal the writers'\n"
-		"  (zero-delta events: the previous event's; clock-back events,\n"
-		"  whose clock read behind a time taken before: at or after it),\n"
-		"  sequence numbers have no duplicate and no gap the missed-events\n"
-		"  counts do not account for; the recording is what its manifest\n"
-		"  says (every CPU file there with its size, no other, an end)\n"
-		"  and holds an event, and per CPU the events read are those the\n"
-		"  module handed to the reader. Prints a summary table.\n"
-		"  -q, --quiet   only the verdict and violations\n"
-		"  -h, --help    this text\n"
-		"Exit status: 0 all checks passed, 1 violation (a recording\n"
-		"not what its manifest says, or without an event, too), 2 bad\n"
-		"input. Without a manifest the files are checked against each\n"
-		"other only (a warning on stderr).\n",
-		prog);
-}
-
-/* Events by context and nesting depth. */
-struct ctx_depth {
-	unsigned long n[NR_CTX][MAX_DEPTH + 1];
-	int max_d;
-};
-
 static void count_ctx_depth(struct rbt_rec *r, int cpu,
 			    const struct rbt_event *e, struct ctx_depth *cd)
 {
@@ -963,6 +931,470 @@ static void count_ctx_depth(struct rbt_rec *r, int cpu,
 	if (e->depth > cd->max_d)
 		cd->max_d = e->depth;
 }
+
+/* The checks of one event, in the CPU's order, against the one before. */
+static void check_event(struct rbt_rec *r, int cpu, const struct rbt_event *e)
+{
+	struct rbt_cpu *c = &r->cpu[cpu];
+
+	check_event_time(r, cpu, e, c->events ? &c->last : NULL);
+	count_ctx_depth(r, cpu, e, &r->cd);
+	if (c->seq)
+		seq_event(r, cpu, e);
+}
+
+/* ------------------------------------------------------------------ */
+/* Reading a recording                                                */
+/* ------------------------------------------------------------------ */
+
+/*
+ * The iterator: a recording read one event at a time, in memory bounded
+ * by a few sub-buffers per CPU whatever its length.
+ *
+ *	struct rbt_rec r = { 0 };
+ *	const struct rbt_event *e;
+ *	int cpu;
+ *
+ *	rbt_open(&r, "REC", NULL);	(or a CPU list: "1", "0,2-3")
+ *	while ((e = rbt_next_event(&r, &cpu)))
+ *		use(cpu, e);
+ *	rbt_close(&r);
+ *
+ * rbt_next_event() hands out the events of the selected CPUs merged by
+ * time (ties: the lower CPU first), each CPU's in its recorded order;
+ * @e and @e->data (the event's bytes, for tep_print_event()) stay valid
+ * until the next call. Bad input (format files, page bounds, events
+ * kbuffer and the bounds walk do not agree on) exits with status 2 after
+ * a message naming the file, page and offset. With r.check set before
+ * rbt_open(), every event handed out is checked as "rbtrace check" does;
+ * the verdicts are in r.violations and the rbt_cpu counters once
+ * rbt_next_event() returned NULL.
+ */
+
+/* Read @n pages of @c from page @pno into @to. */
+static void read_pages(struct rbt_rec *r, struct rbt_cpu *c, unsigned int pno,
+		       unsigned int n, unsigned char *to)
+{
+	unsigned long long pos = (unsigned long long)pno * r->subbuf;
+	size_t want = (size_t)n * r->subbuf, got = 0;
+	ssize_t k;
+
+	if (c->mem) {
+		memcpy(to, c->mem + pos, want);
+		return;
+	}
+	while (got < want) {
+		k = pread(c->fd, to + got, want - got, pos + got);
+		if (k < 0)
+			die_input("%s: read at offset %llu: %s", c->path,
+				  pos + got, strerror(errno));
+		if (!k)
+			die_input("%s: read at offset %llu: the file shrank",
+				  c->path, pos + got);
+		got += k;
+	}
+}
+
+/*
+ * Page @pno of @c, read RBT_CHUNK pages at a time. Pages are asked for in
+ * order, each page once more right after the one after it: the last page
+ * of a chunk stays in the buffer (moved to its front) while the next
+ * chunk is read behind it.
+ */
+static unsigned char *cpu_page(struct rbt_rec *r, struct rbt_cpu *c,
+			       unsigned int pno)
+{
+	unsigned int keep = 0, n;
+
+	if (pno >= c->buf_first && pno - c->buf_first < c->buf_nr)
+		return c->buf + (size_t)(pno - c->buf_first) * r->subbuf;
+	if (c->buf_nr && pno == c->buf_first + c->buf_nr) {
+		memmove(c->buf, c->buf + (size_t)(c->buf_nr - 1) * r->subbuf,
+			r->subbuf);
+		keep = 1;
+	}
+	n = c->nr_pages - pno < RBT_CHUNK ? c->nr_pages - pno : RBT_CHUNK;
+	read_pages(r, c, pno, n, c->buf + (size_t)keep * r->subbuf);
+	c->buf_first = pno - keep;
+	c->buf_nr = keep + n;
+	return c->buf + (size_t)keep * r->subbuf;
+}
+
+/* Walk the bounds of page @pno of CPU @cpu, and account for it. */
+static void cpu_walk(struct rbt_rec *r, int cpu, unsigned int pno)
+{
+	struct rbt_cpu *c = &r->cpu[cpu];
+	struct walk *w = &c->w[pno & 1];
+
+	walk_page(r, c, pno, cpu_page(r, c, pno), w);
+	if (w->missed) {
+		c->missed_pages++;
+		if (w->stored)
+			c->missed_sum += w->missed_count;
+		else
+			c->missed_unknown++;
+	}
+	seq_page(c, pno, w);
+	c->nr_walked = pno + 1;
+}
+
+/* Decode the next page of @cpu into its ev[]; false after the last. */
+static bool cpu_next_page(struct rbt_rec *r, int cpu)
+{
+	struct rbt_cpu *c = &r->cpu[cpu];
+	unsigned int pno = c->nr_decoded;
+
+	if (pno >= c->nr_pages)
+		return false;
+	if (c->nr_walked == pno)
+		cpu_walk(r, cpu, pno);
+	/* the count of the page after it may cover this page's gaps */
+	if (pno + 1 < c->nr_pages)
+		cpu_walk(r, cpu, pno + 1);
+	decode_page(r, cpu, pno, cpu_page(r, c, pno), &c->w[pno & 1]);
+	c->nr_decoded = pno + 1;
+	return true;
+}
+
+/* The next event of @cpu, left where it is; NULL after the last. */
+static struct rbt_event *cpu_peek(struct rbt_rec *r, int cpu)
+{
+	struct rbt_cpu *c = &r->cpu[cpu];
+
+	while (c->pos >= c->nr_ev)
+		if (c->done || !cpu_next_page(r, cpu)) {
+			if (!c->done && r->check)
+				seq_finish(r, cpu);
+			c->done = true;
+			return NULL;
+		}
+	return &c->ev[c->pos];
+}
+
+static bool heap_less(struct rbt_rec *r, int a, int b)
+{
+	const struct rbt_cpu *x = &r->cpu[a], *y = &r->cpu[b];
+	unsigned long long tx = x->ev[x->pos].ts, ty = y->ev[y->pos].ts;
+
+	return tx < ty || (tx == ty && a < b);
+}
+
+static void heap_push(struct rbt_rec *r, int cpu)
+{
+	int i = r->nr_heap++, p;
+
+	r->heap[i] = cpu;
+	for (; i && heap_less(r, r->heap[i], r->heap[p = (i - 1) / 2]); i = p) {
+		r->heap[i] = r->heap[p];
+		r->heap[p] = cpu;
+	}
+}
+
+static int heap_pop(struct rbt_rec *r)
+{
+	int top = r->heap[0], i = 0, k, t;
+
+	r->heap[0] = r->heap[--r->nr_heap];
+	for (;;) {
+		k = 2 * i + 1;
+		if (k >= r->nr_heap)
+			break;
+		if (k + 1 < r->nr_heap &&
+		    heap_less(r, r->heap[k + 1], r->heap[k]))
+			k++;
+		if (!heap_less(r, r->heap[k], r->heap[i]))
+			break;
+		t = r->heap[i];
+		r->heap[i] = r->heap[k];
+		r->heap[k] = t;
+		i = k;
+	}
+	return top;
+}
+
+/*
+ * The next event of the selected CPUs in time order, its CPU in @cpu;
+ * NULL after the last. See the iterator above.
+ */
+static const struct rbt_event *rbt_next_event(struct rbt_rec *r, int *cpu)
+{
+	struct rbt_cpu *c;
+	struct rbt_event *e;
+	int k;
+
+	if (r->last_cpu >= 0) {
+		/* its event is used up: on to the CPU's next one */
+		if (cpu_peek(r, r->last_cpu))
+			heap_push(r, r->last_cpu);
+		r->last_cpu = -1;
+	}
+	if (!r->nr_heap)
+		return NULL;
+	k = heap_pop(r);
+	c = &r->cpu[k];
+	e = &c->ev[c->pos++];
+	if (r->check) {
+		check_event(r, k, e);
+		if (r->events && e->ts < r->prev_ts)
+			violation(r, "merged order: event at %llu after %llu",
+				  e->ts, r->prev_ts);
+	}
+	if (r->events && k != r->last_cpu_out)
+		r->switches++;
+	r->last_cpu_out = k;
+	if (!c->events)
+		c->first_ts = e->ts;
+	c->last_ts = e->ts;
+	c->last = *e;
+	c->events++;
+	r->prev_ts = e->ts;
+	r->events++;
+	r->last_cpu = k;
+	*cpu = k;
+	return e;
+}
+
+/*
+ * Parse a CPU list ("1", "0,2-3") into @sel (MAX_CPUS flags); NULL, or
+ * what is wrong with it.
+ */
+static const char *parse_cpus(const char *list, bool *sel)
+{
+	char *copy = strdup(list), *item, *next, *dash;
+	unsigned long long a, b;
+	const char *why = NULL;
+
+	if (!copy)
+		die_input("out of memory");
+	for (item = copy; item && !why; item = next) {
+		next = strchr(item, ',');
+		if (next)
+			*next++ = '\0';
+		dash = strchr(item, '-');
+		if (dash)
+			*dash++ = '\0';
+		if (rbt_parse_uint(item, MAX_CPUS - 1, &a, &why) ||
+		    (dash && rbt_parse_uint(dash, MAX_CPUS - 1, &b, &why)))
+			break;
+		if (!dash)
+			b = a;
+		if (a > b) {
+			why = "a range that goes down";
+			break;
+		}
+		while (a <= b)
+			sel[a++] = true;
+	}
+	free(copy);
+	return why;
+}
+
+/* Set up CPU @cpu's page cursor: its pages in @mem, or else its file. */
+static void cpu_open(struct rbt_rec *r, int cpu, const unsigned char *mem,
+		     unsigned int nr_pages)
+{
+	struct rbt_cpu *c = &r->cpu[cpu];
+	struct stat st;
+
+	c->fd = -1;
+	c->mem = mem;
+	c->nr_pages = nr_pages;
+	if (!mem) {
+		c->fd = open(c->path, O_RDONLY);
+		if (c->fd < 0 || fstat(c->fd, &st))
+			die_input("%s: %s", c->path, strerror(errno));
+		if (st.st_size % r->subbuf)
+			die_input("%s: truncated: page %llu at offset %llu has %llu of %u bytes",
+				  c->path,
+				  (unsigned long long)st.st_size / r->subbuf,
+				  (unsigned long long)st.st_size -
+				  st.st_size % r->subbuf,
+				  (unsigned long long)st.st_size % r->subbuf,
+				  r->subbuf);
+		if ((unsigned long long)st.st_size / r->subbuf >= UINT_MAX)
+			die_input("%s: more than %u pages", c->path, UINT_MAX);
+		c->nr_pages = st.st_size / r->subbuf;
+		posix_fadvise(c->fd, 0, 0, POSIX_FADV_SEQUENTIAL);
+	}
+	c->buf = xrealloc(NULL, (size_t)(RBT_CHUNK + 1) * r->subbuf);
+	c->w = xrealloc(NULL, 2 * sizeof(*c->w));
+	memset(c->w, 0, 2 * sizeof(*c->w));
+	if (r->check) {
+		/* zero pages, touched as the numbers go round */
+		c->seq = calloc(1, sizeof(*c->seq));
+		if (!c->seq)
+			die_input("out of memory");
+	}
+}
+
+/*
+ * After every CPU's cursor is set up (cpu_open()): the CPUs @sel flags
+ * (MAX_CPUS of them; NULL: all) into the merge, each with its first event.
+ */
+static void rbt_start(struct rbt_rec *r, const bool *sel)
+{
+	int cpu;
+
+	r->heap = xrealloc(NULL, r->nr_cpus * sizeof(*r->heap));
+	r->nr_heap = 0;
+	r->last_cpu = -1;
+	for (cpu = 0; cpu < r->nr_cpus; cpu++) {
+		if (sel && !sel[cpu])
+			r->cpu[cpu].done = true;
+		else if (cpu_peek(r, cpu))
+			heap_push(r, cpu);
+	}
+}
+
+static void load_cmdlines(struct rbt_rec *r);
+
+/*
+ * Open recording @dir for rbt_next_event(): its format files, its
+ * saved_cmdlines if it has one, and every cpuN.raw (cpu0.raw to the
+ * highest one, none missing). @cpus selects CPUs ("1", "0,2-3"; NULL:
+ * all); a bad list or a CPU the recording does not have exits with 2.
+ */
+static void rbt_open(struct rbt_rec *r, const char *dir, const char *cpus)
+{
+	const char *why;
+	bool *sel = NULL;
+	int cpu, last = -1;
+
+	char path[PATH_MAX];
+	struct stat st;
+
+	r->dir = dir;
+	load_formats(r);
+	load_cmdlines(r);
+	for (cpu = 0; cpu < MAX_CPUS; cpu++) {
+		snprintf(path, sizeof(path), "%s/cpu%d.raw", r->dir, cpu);
+		if (!stat(path, &st))
+			last = cpu;
+	}
+	if (last < 0)
+		die_input("%s: no cpuN.raw file", r->dir);
+	r->nr_cpus = last + 1;
+	r->cpu = xrealloc(NULL, r->nr_cpus * sizeof(*r->cpu));
+	memset(r->cpu, 0, r->nr_cpus * sizeof(*r->cpu));
+	for (cpu = 0; cpu < r->nr_cpus; cpu++) {
+		struct rbt_cpu *c = &r->cpu[cpu];
+
+		c->fd = -1;
+		snprintf(c->path, sizeof(c->path), "%s/cpu%d.raw", r->dir, cpu);
+		c->present = !stat(c->path, &st);
+	}
+	if (cpus) {
+		sel = xrealloc(NULL, MAX_CPUS * sizeof(*sel));
+		memset(sel, 0, MAX_CPUS * sizeof(*sel));
+		why = parse_cpus(cpus, sel);
+		if (why)
+			die_input("bad CPU list '%s': %s", cpus, why);
+		for (cpu = r->nr_cpus; cpu < MAX_CPUS; cpu++)
+			if (sel[cpu])
+				die_input("%s: no CPU %d", r->dir, cpu);
+	}
+	for (cpu = 0; cpu < r->nr_cpus; cpu++) {
+		if (!r->cpu[cpu].present)
+			die_input("%s: missing (cpu%d.raw exists)",
+				  r->cpu[cpu].path, r->nr_cpus - 1);
+		cpu_open(r, cpu, NULL, 0);
+	}
+	rbt_start(r, sel);
+	free(sel);
+}
+
+/*
+ * The page cursors and the merge, for the CPUs to be read again from
+ * their start (cpu_open(), rbt_start()); the formats stay.
+ */
+static void rbt_close_cpus(struct rbt_rec *r)
+{
+	int cpu;
+
+	for (cpu = 0; r->cpu && cpu < r->nr_cpus; cpu++) {
+		struct rbt_cpu *c = &r->cpu[cpu];
+		bool present = c->present;
+
+		if (c->fd >= 0)
+			close(c->fd);
+		free(c->ev);
+		free(c->buf);
+		if (c->w) {
+			free(c->w[0].ev);
+			free(c->w[1].ev);
+		}
+		free(c->w);
+		free(c->seq);
+		/* everything but the path */
+		memset((char *)c + offsetof(struct rbt_cpu, present), 0,
+		       sizeof(*c) - offsetof(struct rbt_cpu, present));
+		c->present = present;
+		c->fd = -1;
+	}
+	free(r->heap);
+	r->heap = NULL;
+	r->nr_heap = 0;
+	r->events = 0;
+	r->switches = 0;
+	memset(&r->cd, 0, sizeof(r->cd));
+}
+
+/* Everything rbt_open() (or a fuzz target) set up. */
+static void rbt_close(struct rbt_rec *r)
+{
+	rbt_close_cpus(r);
+	free(r->cpu);
+	r->cpu = NULL;
+	if (r->kb)
+		kbuffer_free(r->kb);
+	r->kb = NULL;
+	if (r->tep)
+		tep_free(r->tep);
+	r->tep = NULL;
+}
+
+/* ------------------------------------------------------------------ */
+/* check                                                              */
+/* ------------------------------------------------------------------ */
+
+static void usage_check(FILE *f)
+{
+	fprintf(f,
+		"usage: %s check [-q] [-v] [--json] REC\n"
+		"  Verify an rbnest recording: every page parses, per CPU the\n"
+		"  rebuilt time stamps never decrease and equal the writers'\n"
+		"  (zero-delta events: the previous event's; clock-back events,\n"
+		"  whose clock read behind a time taken before: at or after it),\n"
+		"  sequence numbers have no duplicate and no gap the missed-events\n"
+		"  counts do not account for (a number may arrive %llu late).\n"
+		"  The recording is read one page at a time, in bounded memory.\n"
+		"  Prints a summary table on stdout, the violations on stderr,\n"
+		"  then the verdict line \"REC: OK\" or \"REC: FAILED: N violations\".\n"
+		"  -q, --quiet    only the event count and the verdict\n"
+		"  -v, --verbose  explain the columns of the summary\n"
+		"  -j, --json     the summary as one JSON object on stdout\n"
+		"  -h, --help     this text\n"
+		"Exit status: 0 all checks passed, 1 violation, 2 bad input.\n",
+		prog, SEQ_WIN);
+}
+
+static const char check_legend[] =
+	"columns, per CPU:\n"
+	"  pages     sub-buffers in cpuN.raw\n"
+	"  events    data events read\n"
+	"  zero      events shown at the time of the one before (zero delta)\n"
+	"  abs       absolute time stamps (type_len 31)\n"
+	"  extend    time extends (type_len 30)\n"
+	"  padding   paddings: discarded events and the fill at a page's end\n"
+	"  missed    events the pages' missed-events counts say were lost;\n"
+	"            \"+?\": a page said some were lost without their count\n"
+	"  seq-gaps  sequence numbers missing between those read\n"
+	"  max-gap   the longest run of them\n"
+	"  clk-back  events whose clock read behind a time taken before\n"
+	"  first     time of the first event (s)\n"
+	"  last      time of the last event (s)\n"
+	"  span      last - first (s)\n"
+	"then events by context (rows) and nesting depth (columns).\n";
 
 static void print_ctx_depth(const struct ctx_depth *cd)
 {
@@ -985,10 +1417,13 @@ static void manifest_violation(void *arg, const char *msg)
 	violation(arg, "%s", msg);
 }
 
+/* On stdout with the summary, on stderr beside --json's object. */
 static void manifest_note(void *arg, const char *msg)
 {
-	if (!((struct rbt_rec *)arg)->quiet)
-		printf("%s\n", msg);
+	const struct rbt_rec *r = arg;
+
+	if (!r->quiet)
+		fprintf(r->json ? stderr : stdout, "%s\n", msg);
 }
 
 /*
@@ -1008,7 +1443,7 @@ static void check_manifest(struct rbt_rec *r)
 
 		n[cpu] = (struct rbt_cpu_counts) {
 			.present = c->present,
-			.events = c->nr_ev,
+			.events = c->events,
 			.pages = c->nr_pages,
 			.bytes = (unsigned long long)c->nr_pages * r->subbuf,
 			.missed_pages = c->missed_pages,
@@ -1020,77 +1455,145 @@ static void check_manifest(struct rbt_rec *r)
 	free(n);
 }
 
-/* The checks of "rbtrace check" on a loaded recording; its exit status. */
-static int check_rec(struct rbt_rec *r)
+static void fmt_time(char *buf, size_t size, unsigned long long ns)
 {
-	struct ctx_depth cd;
-	unsigned long total = 0, nr_merged, switches = 0;
-	unsigned long long *order;
-	int cpu;
+	snprintf(buf, size, "%llu.%09llu", ns / 1000000000ULL,
+		 ns % 1000000000ULL);
+}
 
-	check_manifest(r);
-	memset(&cd, 0, sizeof(cd));
+/* A JSON string: the characters JSON needs escaped, escaped. */
+static void json_str(const char *s)
+{
+	putchar('"');
+	for (; *s; s++) {
+		unsigned char ch = *s;
+
+		if (ch == '"' || ch == '\\')
+			printf("\\%c", ch);
+		else if (ch < 0x20 || ch >= 0x7f)
+			/* bytes, not UTF-8: valid JSON whatever the name */
+			printf("\\u%04x", ch);
+		else
+			putchar(ch);
+	}
+	putchar('"');
+}
+
+static void print_check_json(struct rbt_rec *r)
+{
+	unsigned long long ev = 0, pages = 0, missed = 0, gaps = 0, unv = 0;
+	unsigned long long cb = 0;
+	int cpu, i, d;
+
+	printf("{\"recording\": ");
+	json_str(r->dir);
+	printf(", \"cpus\": [");
 	for (cpu = 0; cpu < r->nr_cpus; cpu++) {
 		struct rbt_cpu *c = &r->cpu[cpu];
 
-		check_times(r, cpu);
-		check_seq(r, cpu);
-		for (unsigned long k = 0; k < c->nr_ev; k++)
-			count_ctx_depth(r, cpu, &c->ev[k], &cd);
-		total += c->nr_ev;
+		printf("%s\n  {\"cpu\": %d, \"pages\": %u, \"events\": %llu, ",
+		       cpu ? "," : "", cpu, c->nr_pages, c->events);
+		printf("\"zero\": %lu, \"abs\": %lu, \"extend\": %lu, \"padding\": %lu, ",
+		       c->nr_zero, c->nr_abs, c->nr_extend, c->nr_pad);
+		printf("\"missed\": %llu, \"missed_pages\": %lu, \"missed_unknown_pages\": %lu, ",
+		       c->missed_sum, c->missed_pages, c->missed_unknown);
+		printf("\"seq_gaps\": %llu, \"max_gap\": %llu, \"unverifiable\": %llu, \"clock_back\": %lu, ",
+		       c->gap_sum, c->gap_max, c->gap_unverified,
+		       c->nr_clock_back);
+		if (c->events)
+			printf("\"first_ns\": %llu, \"last_ns\": %llu, \"span_ns\": %llu}",
+			       c->first_ts, c->last_ts,
+			       c->last_ts - c->first_ts);
+		else
+			printf("\"first_ns\": null, \"last_ns\": null, \"span_ns\": null}");
+		ev += c->events;
+		pages += c->nr_pages;
+		missed += c->missed_sum;
+		gaps += c->gap_sum;
+		unv += c->gap_unverified;
+		cb += c->nr_clock_back;
 	}
-	order = merge(r, -1, &nr_merged);
-	for (unsigned long k = 1; k < nr_merged; k++) {
-		const struct rbt_event *a, *b;
-
-		a = &r->cpu[order[k - 1] >> 48].ev[order[k - 1] & 0xffffffffffffULL];
-		b = &r->cpu[order[k] >> 48].ev[order[k] & 0xffffffffffffULL];
-		if (b->ts < a->ts)
-			violation(r, "merged order: event at %llu after %llu",
-				  b->ts, a->ts);
-		if (order[k] >> 48 != order[k - 1] >> 48)
-			switches++;
+	printf("],\n \"contexts\": {");
+	for (i = 0; i < NR_CTX; i++) {
+		printf("%s\"%s\": [", i ? ", " : "", ctx_names[i]);
+		for (d = 1; d <= MAX_DEPTH; d++)
+			printf("%s%lu", d > 1 ? ", " : "", r->cd.n[i][d]);
+		printf("]");
 	}
-	free(order);
+	printf("},\n \"totals\": {\"pages\": %llu, \"events\": %llu, \"missed\": %llu, ",
+	       pages, ev, missed);
+	printf("\"seq_gaps\": %llu, \"unverifiable\": %llu, \"clock_back\": %llu, \"cpu_switches\": %llu},\n",
+	       gaps, unv, cb, r->switches);
+	printf(" \"violations\": %lu, \"verdict\": \"%s\"}\n", r->violations,
+	       r->violations ? "FAILED" : "OK");
+}
 
+/*
+ * The checks of "rbtrace check" on a recording set up for them (r->check,
+ * rbt_open() or a fuzz target's pages): every event read, in time order
+ * across the CPUs, and the summary. Returns the exit status.
+ */
+static int check_rec(struct rbt_rec *r, bool verbose, bool json)
+{
+	unsigned long long unv = 0, cb = 0;
+	int cpu;
+
+	while (rbt_next_event(r, &cpu))
+		;
+	check_manifest(r);
+	if (json) {
+		print_check_json(r);
+		if (r->violations > MAX_SHOWN)
+			fprintf(stderr, "... %lu more\n",
+				r->violations - MAX_SHOWN);
+		return r->violations ? RBT_EXIT_VIOLATION : RBT_EXIT_OK;
+	}
 	if (!r->quiet) {
-		printf("%-4s %7s %9s %6s %6s %7s %8s %9s %8s %7s\n", "cpu",
-		       "pages", "events", "zero", "abs", "extend", "padding",
-		       "missed", "seq-gaps", "max-gap");
+		if (verbose)
+			fputs(check_legend, stdout);
+		printf("%-4s %7s %9s %6s %6s %7s %8s %9s %8s %7s %8s %20s %20s %14s\n",
+		       "cpu", "pages", "events", "zero", "abs", "extend",
+		       "padding", "missed", "seq-gaps", "max-gap", "clk-back",
+		       "first", "last", "span");
 		for (cpu = 0; cpu < r->nr_cpus; cpu++) {
 			struct rbt_cpu *c = &r->cpu[cpu];
-			char missed[32];
+			char missed[32], t0[32] = "-", t1[32] = "-";
+			char span[32] = "-";
 
-			snprintf(missed, sizeof(missed), "%llu%s", c->missed_sum,
-				 c->missed_unknown ? "+?" : "");
-			printf("%-4d %7u %9lu %6lu %6lu %7lu %8lu %9s %8llu %7llu\n",
-			       cpu, c->nr_pages, c->nr_ev, c->nr_zero, c->nr_abs,
-			       c->nr_extend, c->nr_pad, missed, c->gap_sum,
-			       c->gap_max);
+			snprintf(missed, sizeof(missed), "%llu%s",
+				 c->missed_sum, c->missed_unknown ? "+?" : "");
+			if (c->events) {
+				fmt_time(t0, sizeof(t0), c->first_ts);
+				fmt_time(t1, sizeof(t1), c->last_ts);
+				fmt_time(span, sizeof(span),
+					 c->last_ts - c->first_ts);
+			}
+			printf("%-4d %7u %9llu %6lu %6lu %7lu %8lu %9s %8llu %7llu %8lu %20s %20s %14s\n",
+			       cpu, c->nr_pages, c->events, c->nr_zero,
+			       c->nr_abs, c->nr_extend, c->nr_pad, missed,
+			       c->gap_sum, c->gap_max, c->nr_clock_back, t0,
+			       t1, span);
 		}
-		print_ctx_depth(&cd);
-		printf("merged: %lu events, %lu CPU switches\n", nr_merged,
-		       switches);
+		print_ctx_depth(&r->cd);
+		if (!verbose)
+			printf("(\"%s check -v\" explains the columns)\n",
+			       prog);
+		printf("cpu switches: %llu (in time order)\n", r->switches);
 	}
-	printf("events: %lu\n", total);
-	if (!r->quiet) {
-		unsigned long cb = 0;
-
-		for (cpu = 0; cpu < r->nr_cpus; cpu++)
-			cb += r->cpu[cpu].nr_clock_back;
-		printf("clock-back: %lu", cb);
-		for (cpu = 0; cpu < r->nr_cpus; cpu++)
-			printf("%scpu%d %lu", cpu ? ", " : " (", cpu,
-			       r->cpu[cpu].nr_clock_back);
-		printf("%s\n", r->nr_cpus ? ")" : "");
+	printf("events: %llu\n", r->events);
+	for (cpu = 0; cpu < r->nr_cpus; cpu++) {
+		unv += r->cpu[cpu].gap_unverified;
+		cb += r->cpu[cpu].nr_clock_back;
 	}
-	for (cpu = 0; cpu < r->nr_cpus; cpu++)
-		if (r->cpu[cpu].gap_unverified)
-			printf("cpu %d: %llu missing events on the last page not verifiable\n",
-			       cpu, r->cpu[cpu].gap_unverified);
+	if (!r->quiet)
+		printf("clock-back: %llu\n", cb);
+	if (unv)
+		printf("missing events on a last page, not verifiable: %llu\n",
+		       unv);
 	if (r->violations) {
 		if (r->violations > MAX_SHOWN)
-			printf("... %lu more\n", r->violations - MAX_SHOWN);
+			fprintf(stderr, "... %lu more\n",
+				r->violations - MAX_SHOWN);
 		printf("%s: FAILED: %lu violations\n", r->dir, r->violations);
 		return RBT_EXIT_VIOLATION;
 	}
@@ -1103,18 +1606,27 @@ static int cmd_check(int argc, char **argv)
 	static const struct option opts[] = {
 		{ "help", no_argument, NULL, 'h' },
 		{ "quiet", no_argument, NULL, 'q' },
+		{ "verbose", no_argument, NULL, 'v' },
+		{ "json", no_argument, NULL, 'j' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct rbt_rec r = { 0 };
+	bool verbose = false, json = false;
 	int opt, ret;
 
-	while ((opt = getopt_long(argc, argv, "hq", opts, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, "hqvj", opts, NULL)) != -1) {
 		switch (opt) {
 		case 'h':
 			usage_check(stdout);
 			return RBT_EXIT_OK;
 		case 'q':
 			r.quiet = true;
+			break;
+		case 'v':
+			verbose = true;
+			break;
+		case 'j':
+			json = true;
 			break;
 		default:
 			usage_check(stderr);
@@ -1133,10 +1645,11 @@ static int cmd_check(int argc, char **argv)
 			       r.dir);
 		return ret;
 	}
-	load_formats(&r);
-	load_cpus(&r, false);
-	ret = check_rec(&r);
-	rec_free(&r);
+	r.check = true;
+	r.json = json;
+	rbt_open(&r, r.dir, NULL);
+	ret = check_rec(&r, verbose, json);
+	rbt_close(&r);
 	return ret;
 }
 
@@ -1144,137 +1657,227 @@ static int cmd_check(int argc, char **argv)
 /* report                                                             */
 /* ------------------------------------------------------------------ */
 
-/* Latency flags as trace-cmd -l shows them: irqs-off, resched, irq, count. */
-static void lat_flags(const struct rbt_event *e, char *buf)
-{
-	bool nmi = e->cflags & RBN_FLAG_NMI;
-	bool hard = e->cflags & RBN_FLAG_HARDIRQ;
-	bool soft = e->cflags & RBN_FLAG_SOFTIRQ;
+/* the largest saved_cmdlines read */
+#define MAX_CMDLINES_SIZE	(1U << 20)
 
-	buf[0] = e->cflags & RBN_FLAG_IRQS_OFF ? 'd' : '.';
-	buf[1] = '.';
-	if (nmi && hard)
-		buf[2] = 'Z';
-	else if (nmi)
-		buf[2] = 'z';
-	else if (hard && soft)
-		buf[2] = 'H';
-	else if (hard)
-		buf[2] = 'h';
-	else if (soft)
-		buf[2] = 's';
-	else
-		buf[2] = '.';
-	buf[3] = '.';
-	buf[4] = '\0';
-	if (e->pcount)
-		snprintf(buf + 3, 2, "%x", e->pcount & 0xf);
+/*
+ * REC/saved_cmdlines, if the recording has it: "PID COMM" lines as tracefs
+ * prints them, the task names "report" prints beside the pids.
+ */
+static void load_cmdlines(struct rbt_rec *r)
+{
+	char path[PATH_MAX], *text, *line, *next, *end;
+	unsigned int nr = 0;
+	size_t size;
+	long pid;
+
+	snprintf(path, sizeof(path), "%s/saved_cmdlines", r->dir);
+	text = read_file(path, &size, false);
+	if (!text)
+		return;
+	if (size > MAX_CMDLINES_SIZE)
+		die_input("%s: %zu bytes, more than %u", path, size,
+			  MAX_CMDLINES_SIZE);
+	if (strlen(text) != size)
+		die_input("%s: a NUL byte at offset %zu", path, strlen(text));
+	for (line = text; *line; line = next) {
+		nr++;
+		next = strchr(line, '\n');
+		if (next)
+			*next++ = '\0';
+		else
+			next = line + strlen(line);
+		if (!*line)
+			continue;
+		errno = 0;
+		pid = strtol(line, &end, 10);
+		if (errno || end == line || *line == '-' || *line == '+' ||
+		    pid > INT_MAX || *end != ' ' || !end[1] ||
+		    strlen(end + 1) > 255)
+			die_input("%s: line %u: not \"PID COMM\"", path, nr);
+		for (char *p = end + 1; *p; p++)
+			if ((unsigned char)*p < 0x20 || *p == 0x7f)
+				die_input("%s: line %u: a control character in the name",
+					  path, nr);
+		if (tep_override_comm(r->tep, end + 1, pid))
+			die_input("%s: line %u: cannot register it", path, nr);
+	}
+	free(text);
+	r->has_cmdlines = true;
 }
 
 static void usage_report(FILE *f)
 {
 	fprintf(f,
-		"usage: %s report [--ts-diff] [--cpu N] [-l] REC\n"
-		"  Print the events of an rbnest recording merged across CPUs\n"
-		"  in time order, one line each, as trace-cmd report does:\n"
-		"    PID [CPU] [FLAGS] SEC.NSEC: [(+DELTA)] sample: FIELDS\n"
-		"  -t, --ts-diff  show the time since the previous line, in ns\n"
-		"  -c, --cpu N    only the events of CPU N\n"
-		"  -l             latency flags: irqs-off (d), hardirq (h),\n"
-		"                 softirq (s), NMI (z), preempt count\n"
-		"  -h, --help     this text\n"
+		"usage: %s report [-i] REC [--cpu LIST] [-l] [-t] [-R] [-I] [-S] [--ts-diff]\n"
+		"  Print the events of an rbnest recording merged across CPUs in\n"
+		"  time order, one line each, as \"trace-cmd report\" prints them:\n"
+		"    COMM-PID [CPU] SEC.USEC: sample: FIELDS\n"
+		"  reading one page at a time: the first line comes at once and\n"
+		"  memory stays bounded whatever the recording's length. COMM is\n"
+		"  the task's name in REC/saved_cmdlines (\"<...>\" for a pid it\n"
+		"  does not have, \"<idle>\" for pid 0); without that file every\n"
+		"  task is \"rbnest\", as \"%s export\" names them. A page that says\n"
+		"  events were lost before it is announced by a line\n"
+		"  \"CPU:N [COUNT EVENTS DROPPED]\" (\"CPU:N [EVENTS DROPPED]\" when\n"
+		"  the page had no room for the count).\n"
+		"  -i REC            the recording (or as the last argument)\n"
+		"  --cpu LIST        only these CPUs: \"1\", \"0,2-3\" (also -c)\n"
+		"  -l                latency format: \"COMM-PID CPU FLAGS SEC.USEC:\",\n"
+		"                    FLAGS as trace-cmd prints them:\n"
+		"                      1  d irqs off, X irqs-off not supported,\n"
+		"                         . irqs on\n"
+		"                      2  N need resched, . not\n"
+		"                      3  H hardirq and softirq, h hardirq,\n"
+		"                         s softirq, . neither (an NMI has no\n"
+		"                         letter of its own)\n"
+		"                      4  preempt count, low 4 bits in hex, . 0\n"
+		"                      5  preempt count, high 4 bits, . 0\n"
+		"  -t                full time stamps: SEC.NSEC\n"
+		"  -R                raw format: the fields, not the print fmt\n"
+		"  -I                leave out events with the hardirq flag\n"
+		"  -S                leave out events with the softirq flag\n"
+		"  --ts-diff         the time since the line before: (+USEC),\n"
+		"                    (+NSEC) with -t\n"
+		"  -h, --help        this text\n"
 		"It takes the recordings check takes, and refuses the others:\n"
 		"exit status 1 for one that is not what its manifest says or\n"
 		"has no event, 2 for bad input.\n",
-		prog);
+		prog, prog);
+}
+
+/* What "report" prints, and how. */
+struct report_opts {
+	bool ts_diff, lat, full, raw, no_hard, no_soft;
+	unsigned long long last;	/* time of the line before */
+	struct trace_seq s;
+};
+
+/* Print event @e of @cpu as trace-cmd report prints it. */
+static void report_event(struct rbt_rec *r, struct report_opts *o,
+			 const struct rbt_event *e, int cpu)
+{
+	static const char spaces[] = "                    ";
+	struct trace_seq *s = &o->s;
+	struct tep_record rec = {
+		.ts = e->ts,
+		.size = e->size,
+		.record_size = e->size,
+		.data = e->data,
+		.cpu = cpu,
+	};
+	unsigned long long ts;
+	int len;
+
+	if ((o->no_hard && (e->cflags & RBN_FLAG_HARDIRQ)) ||
+	    (o->no_soft && (e->cflags & RBN_FLAG_SOFTIRQ)))
+		return;
+	/* as "rbtrace export" names the tasks */
+	if (!r->has_cmdlines && e->pid > 0 &&
+	    !tep_is_pid_registered(r->tep, e->pid))
+		tep_register_comm(r->tep, "rbnest", e->pid);
+	trace_seq_reset(s);
+	if (e->missed == RBT_MISSED_UNKNOWN)
+		trace_seq_printf(s, "CPU:%d [EVENTS DROPPED]\n", cpu);
+	else if (e->missed)
+		trace_seq_printf(s, "CPU:%d [%llu EVENTS DROPPED]\n", cpu,
+				 e->missed);
+	tep_print_event(r->tep, s, &rec,
+			o->lat ? "%8.8s-%-5d %3d" : "%16s-%-5d [%03d]",
+			TEP_PRINT_COMM, TEP_PRINT_PID, TEP_PRINT_CPU);
+	if (o->lat)
+		tep_print_event(r->tep, s, &rec, "%s", TEP_PRINT_LATENCY);
+	tep_print_event(r->tep, s, &rec, o->full ? " %9.1d:" : " %6.1000d:",
+			TEP_PRINT_TIME);
+	if (o->ts_diff) {
+		char buf[32] = "";
+
+		ts = o->full ? e->ts : (e->ts + 500) / 1000;
+		if (o->last)
+			snprintf(buf, sizeof(buf), "(+%lld)",
+				 (long long)(ts - o->last));
+		o->last = ts;
+		trace_seq_printf(s, " %-8s", buf);
+	}
+	len = strlen(r->event->name);
+	trace_seq_printf(s, " %s: %.*s", r->event->name,
+			 len < 20 ? 20 - len : 0, spaces);
+	tep_print_event(r->tep, s, &rec, "%s",
+			o->raw ? TEP_PRINT_INFO_RAW : TEP_PRINT_INFO);
+	trace_seq_terminate(s);
+	if (s->len && s->buffer[s->len - 1] == '\n')
+		s->buffer[--s->len] = '\0';
+	puts(s->buffer);
 }
 
 static int cmd_report(int argc, char **argv)
 {
 	static const struct option opts[] = {
 		{ "help", no_argument, NULL, 'h' },
-		{ "ts-diff", no_argument, NULL, 't' },
+		{ "ts-diff", no_argument, NULL, 'D' },
 		{ "cpu", required_argument, NULL, 'c' },
 		{ NULL, 0, NULL, 0 },
 	};
+	const char *dir = NULL, *cpus = NULL;
+	struct report_opts o = { 0 };
+	const struct rbt_event *e;
 	struct rbt_rec r = { 0 };
-	unsigned long long *order, prev = 0;
-	unsigned long nr, k;
-	bool ts_diff = false, lat = false;
-	int opt, only_cpu = -1, ret;
-	unsigned long long num;
-	struct trace_seq s;
-	const char *why;
+	int opt, cpu, ret;
 
-	while ((opt = getopt_long(argc, argv, "htc:l", opts, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, "hi:c:ltRIS", opts,
+				  NULL)) != -1) {
 		switch (opt) {
 		case 'h':
 			usage_report(stdout);
 			return RBT_EXIT_OK;
-		case 't':
-			ts_diff = true;
+		case 'i':
+			dir = optarg;
+			break;
+		case 'D':
+			o.ts_diff = true;
 			break;
 		case 'l':
-			lat = true;
+			o.lat = true;
+			break;
+		case 't':
+			o.full = true;
+			break;
+		case 'R':
+			o.raw = true;
+			break;
+		case 'I':
+			o.no_hard = true;
+			break;
+		case 'S':
+			o.no_soft = true;
 			break;
 		case 'c':
-			if (rbt_parse_uint(optarg, MAX_CPUS - 1, &num, &why)) {
-				fprintf(stderr, "%s report: bad CPU '%s': %s\n",
-					prog, optarg, why);
-				return RBT_EXIT_INPUT;
-			}
-			only_cpu = num;
+			cpus = optarg;
 			break;
 		default:
 			usage_report(stderr);
 			return RBT_EXIT_INPUT;
 		}
 	}
-	if (optind != argc - 1) {
+	if (!dir && optind == argc - 1)
+		dir = argv[optind++];
+	if (!dir || optind != argc) {
 		usage_report(stderr);
 		return RBT_EXIT_INPUT;
 	}
-	r.dir = argv[optind];
-	ret = rbt_rec_verify("report", r.dir);
+	ret = rbt_rec_verify("report", dir);
 	if (ret)
 		return ret;
-	load_formats(&r);
-	load_cpus(&r, true);
-	if (only_cpu >= r.nr_cpus)
-		die_input("%s: no CPU %d", r.dir, only_cpu);
-
-	order = merge(&r, only_cpu, &nr);
-	trace_seq_init(&s);
-	for (k = 0; k < nr; k++) {
-		int cpu = order[k] >> 48;
-		struct rbt_event *e = &r.cpu[cpu].ev[order[k] & 0xffffffffffffULL];
-		struct tep_record rec = {
-			.ts = e->ts,
-			.size = e->size,
-			.record_size = e->size,
-			.data = e->data,
-			.cpu = cpu,
-		};
-		char flags[8];
-
-		trace_seq_reset(&s);
-		tep_print_event(r.tep, &s, &rec, "%s", TEP_PRINT_INFO);
-		trace_seq_terminate(&s);
-		printf("%8d [%03d] ", e->pid, cpu);
-		if (lat) {
-			lat_flags(e, flags);
-			printf("%s ", flags);
-		}
-		printf("%llu.%09llu: ", e->ts / 1000000000ULL,
-		       e->ts % 1000000000ULL);
-		if (ts_diff)
-			printf("(+%llu) ", k ? e->ts - prev : 0ULL);
-		printf("%s: %s\n", r.event->name, s.buffer);
-		prev = e->ts;
-	}
-	trace_seq_destroy(&s);
-	free(order);
-	rec_free(&r);
+	rbt_open(&r, dir, cpus);
+	if (o.full)
+		tep_set_flag(r.tep, TEP_NSEC_OUTPUT);
+	printf("cpus=%d\n", r.nr_cpus);
+	trace_seq_init(&o.s);
+	while ((e = rbt_next_event(&r, &cpu)))
+		report_event(&r, &o, e, cpu);
+	trace_seq_destroy(&o.s);
+	rbt_close(&r);
+	/* a write error on stdout: main()'s check at the end */
 	return RBT_EXIT_OK;
 }
 
@@ -1738,171 +2341,29 @@ next:
 /* stream                                                             */
 /* ------------------------------------------------------------------ */
 
-/*
- * Sequence numbers a stream check keeps open: a nested writer takes its
- * number before the writer it interrupted, and the two events may lie a
- * page apart, so numbers arrive out of order by a few. A number still
- * missing SEQ_WIN numbers later is missing for good. The pages of the
- * last SEQ_WIN numbers keep what check_seq() needs of them.
- */
-#define SEQ_WIN		65536ULL
-
 struct stream_cpu {
 	int in;
 	int pipe[2];
 	bool done;
-	bool started;
 	unsigned long long pages;
 	unsigned long long events;
-	unsigned long long base;	/* every seq below: seen or missing */
-	unsigned long long hi;		/* highest seq seen, plus one */
-	unsigned long long run;		/* missing ones just below base */
-	unsigned long long sum, extra;	/* as in check_seq() */
-	unsigned char seen[SEQ_WIN / 8];
-	unsigned int page_of[SEQ_WIN];	/* page of each seq seen */
-	unsigned long long cum[SEQ_WIN]; /* stored counts up to each page */
-	unsigned char unknown[SEQ_WIN];	/* the page lost an uncounted number */
-	struct rbt_event last;
-	bool have_last;
 	unsigned long long paths[8];	/* events by RBN_EV_* bit */
 };
 
-static bool seq_seen(struct stream_cpu *s, unsigned long long seq)
-{
-	return s->seen[(seq % SEQ_WIN) / 8] & (1U << (seq % 8));
-}
-
-static void seq_mark(struct stream_cpu *s, unsigned long long seq, bool on)
-{
-	if (on)
-		s->seen[(seq % SEQ_WIN) / 8] |= 1U << (seq % 8);
-	else
-		s->seen[(seq % SEQ_WIN) / 8] &= ~(1U << (seq % 8));
-}
-
 /*
- * @gap numbers missing right before a number seen on page @pno: charged
- * to that page as check_seq() charges them, against the stored counts up
- * to the page after it.
+ * Check one sub-buffer image of CPU @cpu, then forget its events: the
+ * checks of "check" (check_event()), the window of sequence numbers
+ * taking each page's count as it comes.
  */
-static void seq_charge(struct rbt_rec *r, int cpu, struct stream_cpu *s,
-		       unsigned long long gap, unsigned long long seq,
-		       unsigned int pno)
-{
-	struct rbt_cpu *c = &r->cpu[cpu];
-	unsigned long long last, cum;
-
-	c->gap_sum += gap;
-	if (gap > c->gap_max)
-		c->gap_max = gap;
-	last = pno + 1 < s->pages ? pno + 1 : pno;
-	if (s->pages - pno > SEQ_WIN) {
-		/* the page's counts have left the ring */
-		c->gap_unverified += gap;
-		return;
-	}
-	if (s->unknown[pno % SEQ_WIN] || s->unknown[last % SEQ_WIN])
-		return;
-	cum = s->cum[last % SEQ_WIN];
-	s->sum += gap;
-	if (s->sum <= cum + s->extra)
-		return;
-	if (pno + 1 >= s->pages) {
-		/* their count would be on a page not read yet */
-		c->gap_unverified += gap;
-	} else {
-		violation(r, "%s: cpu %d page %u: %llu events missing before seq %llu, not accounted for by missed-events counts (%llu missing, %llu counted)",
-			  c->path, cpu, pno, gap, seq, s->sum, cum);
-	}
-	/* report each unaccounted gap once */
-	s->extra = s->sum - cum;
-}
-
-/* Move the window's base up by one number, seen or missing. */
-static void seq_advance(struct rbt_rec *r, int cpu, struct stream_cpu *s)
-{
-	unsigned long long seq = s->base;
-
-	if (seq_seen(s, seq)) {
-		if (s->run)
-			seq_charge(r, cpu, s, s->run, seq,
-				   s->page_of[seq % SEQ_WIN]);
-		s->run = 0;
-		seq_mark(s, seq, false);
-	} else {
-		s->run++;
-	}
-	s->base++;
-}
-
-/* A number seen: in the window, not seen before. */
-static void seq_event(struct rbt_rec *r, int cpu, struct stream_cpu *s,
-		      const struct rbt_event *e)
-{
-	struct rbt_cpu *c = &r->cpu[cpu];
-
-	if (e->seq < s->base) {
-		violation(r, "%s: cpu %d page %u offset %u: seq %llu read twice, or %llu numbers out of order",
-			  c->path, cpu, e->page, e->off, e->seq, SEQ_WIN);
-		return;
-	}
-	if (e->seq >= s->base + SEQ_WIN) {
-		/* numbers lost at once: the window, then the rest */
-		unsigned long long to = e->seq - SEQ_WIN + 1;
-
-		while (s->base < to && s->base < s->hi)
-			seq_advance(r, cpu, s);
-		if (s->base < to) {
-			s->run += to - s->base;
-			s->base = to;
-		}
-	}
-	if (seq_seen(s, e->seq))
-		violation(r, "%s: cpu %d page %u offset %u: duplicate seq %llu",
-			  c->path, cpu, e->page, e->off, e->seq);
-	seq_mark(s, e->seq, true);
-	s->page_of[e->seq % SEQ_WIN] = e->page;
-	if (e->seq + 1 > s->hi)
-		s->hi = e->seq + 1;
-}
-
-/* Check the events of one page, just decoded into r->cpu[cpu].ev. */
-static void stream_events(struct rbt_rec *r, int cpu, struct stream_cpu *s,
-			  struct ctx_depth *cd)
-{
-	struct rbt_cpu *c = &r->cpu[cpu];
-	unsigned long i;
-	int b;
-
-	for (i = 0; i < c->nr_ev; i++) {
-		struct rbt_event *e = &c->ev[i];
-
-		check_event_time(r, cpu, e, s->have_last ? &s->last : NULL);
-		count_ctx_depth(r, cpu, e, cd);
-		for (b = 0; b < 8; b++)
-			if (e->flags & (1U << b))
-				s->paths[b]++;
-		seq_event(r, cpu, s, e);
-		s->last = *e;
-		s->have_last = true;
-		s->events++;
-	}
-	/* numbers SEQ_WIN below the highest are final */
-	while (s->hi > SEQ_WIN && s->base < s->hi - SEQ_WIN)
-		seq_advance(r, cpu, s);
-}
-
-/* Check one sub-buffer image of CPU @cpu, then forget its events. */
 static void stream_page(struct rbt_rec *r, int cpu, struct stream_cpu *s,
-			unsigned char *pg, struct walk *w,
-			struct ctx_depth *cd)
+			unsigned char *pg, struct walk *w)
 {
 	struct rbt_cpu *c = &r->cpu[cpu];
 	unsigned int pno = s->pages > UINT_MAX ? UINT_MAX : s->pages;
+	unsigned long i;
+	int b;
 
-	c->nr_ev = 0;
 	walk_page(r, c, pno, pg, w);
-	s->unknown[pno % SEQ_WIN] = w->missed && !w->stored;
 	if (w->missed) {
 		c->missed_pages++;
 		if (w->stored)
@@ -1910,24 +2371,24 @@ static void stream_page(struct rbt_rec *r, int cpu, struct stream_cpu *s,
 		else
 			c->missed_unknown++;
 	}
-	s->cum[pno % SEQ_WIN] = c->missed_sum;
-	decode_page(r, cpu, pno, pg, w, false);
+	seq_page(c, pno, w);
+	decode_page(r, cpu, pno, pg, w);
 	s->pages++;
-	if (!s->started && c->nr_ev) {
-		unsigned long i;
+	c->nr_pages = pno + 1;
+	for (i = 0; i < c->nr_ev; i++) {
+		struct rbt_event *e = &c->ev[i];
 
-		/*
-		 * Numbers before the first page's count only when it says
-		 * events were lost before it (as check_seq()).
-		 */
-		s->started = true;
-		s->base = w->missed ? 0 : c->ev[0].seq;
-		for (i = 1; i < c->nr_ev && !w->missed; i++)
-			if (c->ev[i].seq < s->base)
-				s->base = c->ev[i].seq;
-		s->hi = s->base;
+		check_event(r, cpu, e);
+		for (b = 0; b < 8; b++)
+			if (e->flags & (1U << b))
+				s->paths[b]++;
+		if (!c->events)
+			c->first_ts = e->ts;
+		c->last_ts = e->ts;
+		c->last = *e;
+		c->events++;
+		s->events++;
 	}
-	stream_events(r, cpu, s, cd);
 }
 
 /*
@@ -1991,7 +2452,6 @@ static int cmd_stream(int argc, char **argv)
 	double interval = 10, start, last_show;
 	struct rbt_rec r = { 0 };
 	struct stream_cpu *sc;
-	struct ctx_depth cd;
 	struct sigaction sa;
 	struct walk w = { 0 };
 	struct pollfd *pfd;
@@ -2052,13 +2512,16 @@ static int cmd_stream(int argc, char **argv)
 	memset(sc, 0, nr * sizeof(*sc));
 	pfd = xrealloc(NULL, nr * sizeof(*pfd));
 	pg = xrealloc(NULL, r.subbuf);
-	memset(&cd, 0, sizeof(cd));
 	for (cpu = 0; cpu < nr; cpu++) {
 		struct stream_cpu *s = &sc[cpu];
 
 		snprintf(r.cpu[cpu].path, sizeof(r.cpu[cpu].path),
 			 "%s/per_cpu/cpu%d/trace_pipe_raw", r.dir, cpu);
 		r.cpu[cpu].present = true;
+		r.cpu[cpu].fd = -1;
+		r.cpu[cpu].seq = calloc(1, sizeof(*r.cpu[cpu].seq));
+		if (!r.cpu[cpu].seq)
+			die_input("out of memory");
 		s->in = open(r.cpu[cpu].path, O_RDONLY | O_NONBLOCK);
 		if (s->in < 0)
 			die_input("%s: %s", r.cpu[cpu].path, strerror(errno));
@@ -2086,7 +2549,7 @@ static int cmd_stream(int argc, char **argv)
 				continue;
 			n = stream_read(s, pg, r.subbuf, drain);
 			if (n == (ssize_t)r.subbuf) {
-				stream_page(&r, cpu, s, pg, &w, &cd);
+				stream_page(&r, cpu, s, pg, &w);
 				moved = true;
 			} else if (n > 0) {
 				die_input("%s: %zd bytes, not a sub-buffer",
@@ -2130,8 +2593,7 @@ static int cmd_stream(int argc, char **argv)
 	total = 0;
 	pages = 0;
 	for (cpu = 0; cpu < nr; cpu++) {
-		while (sc[cpu].base < sc[cpu].hi)
-			seq_advance(&r, cpu, &sc[cpu]);
+		seq_finish(&r, cpu);
 		pages += sc[cpu].pages;
 	}
 	printf("%-4s %9s %11s %8s %8s %8s %8s %11s %9s %7s\n", "cpu",
@@ -2150,7 +2612,7 @@ static int cmd_stream(int argc, char **argv)
 		       c->gap_max);
 		total += ev;
 	}
-	print_ctx_depth(&cd);
+	print_ctx_depth(&r.cd);
 	printf("%-10s", "paths");
 	for (b = 0; b < 7; b++)
 		printf(" %10s", path_names[b]);
@@ -2178,12 +2640,13 @@ static int cmd_stream(int argc, char **argv)
 	free(sc);
 	if (r.violations) {
 		if (r.violations > MAX_SHOWN)
-			printf("... %lu more\n", r.violations - MAX_SHOWN);
+			fprintf(stderr, "... %lu more\n",
+				r.violations - MAX_SHOWN);
 		printf("%s: FAILED: %lu violations\n", r.dir, r.violations);
 	} else {
 		printf("%s: OK\n", r.dir);
 	}
-	rec_free(&r);
+	rbt_close(&r);
 	return r.violations ? RBT_EXIT_VIOLATION : RBT_EXIT_OK;
 }
 
@@ -2239,7 +2702,7 @@ static int cmd_export(int argc, char **argv)
 	if (ret)
 		return ret;
 	load_formats(&r);
-	rec_free(&r);
+	rbt_close(&r);
 #if HAVE_EXPORT
 	if (rbtrace_export_stats) {
 		struct rbtrace_export_stats st;
@@ -2278,8 +2741,8 @@ static int cmd_plot(int argc, char **argv)
 	const char *out = NULL;
 	struct rbt_plot *p;
 	int opt, pass, cpu, ret = RBT_EXIT_INPUT;
-	unsigned long k;
-	char *end;
+	unsigned long long num;
+	const char *why;
 
 	while ((opt = getopt_long(argc, argv, "ho:f:t:c:", opts, NULL)) != -1) {
 		switch (opt) {
@@ -2300,14 +2763,12 @@ static int cmd_plot(int argc, char **argv)
 			*(opt == 'f' ? &po.has_from : &po.has_to) = true;
 			break;
 		case 'c':
-			errno = 0;
-			po.cpu = strtol(optarg, &end, 10);
-			if (errno || *end || end == optarg || po.cpu < 0 ||
-			    po.cpu >= MAX_CPUS) {
-				fprintf(stderr, "%s plot: bad CPU '%s'\n", prog,
-					optarg);
+			if (rbt_parse_uint(optarg, MAX_CPUS - 1, &num, &why)) {
+				fprintf(stderr, "%s plot: bad CPU '%s': %s\n",
+					prog, optarg, why);
 				return RBT_EXIT_INPUT;
 			}
+			po.cpu = num;
 			break;
 		default:
 			rbt_plot_usage(stderr, prog);
@@ -2318,33 +2779,34 @@ static int cmd_plot(int argc, char **argv)
 		rbt_plot_usage(stderr, prog);
 		return RBT_EXIT_INPUT;
 	}
-	r.dir = argv[optind];
-	load_formats(&r);
-	load_cpus(&r, true);
-	if (po.cpu >= r.nr_cpus)
-		die_input("%s: no CPU %d", r.dir, po.cpu);
-	f_src = tep_find_any_field(r.event, "source");
-	po.name = r.dir;
-	po.nr_cpus = r.nr_cpus;
-	p = rbt_plot_new(&po);
-	if (!p)
-		die_input("out of memory");
 	/* two passes over the same events: see plot.h */
+	p = NULL;
 	for (pass = 0; pass < 2; pass++) {
-		for (cpu = 0; cpu < r.nr_cpus; cpu++) {
-			for (k = 0; k < r.cpu[cpu].nr_ev; k++) {
-				const struct rbt_event *e = &r.cpu[cpu].ev[k];
-				struct rbt_plot_ev pe = {
-					.ts = e->ts, .seq = e->seq, .cpu = cpu,
-					.pid = e->pid, .ctx = e->ctx,
-					.depth = e->depth, .flags = e->flags,
-					.source = f_src ? field(f_src, e->data) : 0,
-				};
+		const struct rbt_event *e;
 
-				if (rbt_plot_add(p, &pe))
-					goto fail;
-			}
+		rbt_open(&r, argv[optind], NULL);
+		if (po.cpu >= r.nr_cpus)
+			die_input("%s: no CPU %d", r.dir, po.cpu);
+		if (!p) {
+			po.name = r.dir;
+			po.nr_cpus = r.nr_cpus;
+			p = rbt_plot_new(&po);
+			if (!p)
+				die_input("out of memory");
 		}
+		f_src = tep_find_any_field(r.event, "source");
+		while ((e = rbt_next_event(&r, &cpu))) {
+			struct rbt_plot_ev pe = {
+				.ts = e->ts, .seq = e->seq, .cpu = cpu,
+				.pid = e->pid, .ctx = e->ctx,
+				.depth = e->depth, .flags = e->flags,
+				.source = f_src ? field(f_src, e->data) : 0,
+			};
+
+			if (rbt_plot_add(p, &pe))
+				goto fail;
+		}
+		rbt_close(&r);
 		if (rbt_plot_end_pass(p))
 			goto fail;
 	}
@@ -2356,7 +2818,7 @@ fail:
 	fprintf(stderr, "%s plot: %s\n", prog, rbt_plot_error(p));
 out:
 	rbt_plot_free(p);
-	rec_free(&r);
+	rbt_close(&r);
 	return ret;
 }
 #endif /* RBTRACE_FUZZ */

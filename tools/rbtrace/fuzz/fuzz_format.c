@@ -105,7 +105,6 @@ static void fz_check_fields(struct rbt_rec *r, const struct rbt_event *e)
 }
 
 static struct rbt_rec fz_rec;
-static struct walk fz_walk;
 static char *fz_hp, *fz_fmt;
 static unsigned char *fz_page;
 
@@ -113,10 +112,11 @@ int LLVMFuzzerTestOneInput(const unsigned char *data, size_t size)
 {
 	const unsigned char *nul = memchr(data, 0, size);
 	size_t hp_len, fmt_len;
+	const struct rbt_event *e;
+	struct report_opts o = { 0 };
 	unsigned int len;
 	jmp_buf env;
-	unsigned long k;
-	int i;
+	int i, cpu;
 
 	if (!fz_events_len)
 		fz_build_events();
@@ -151,6 +151,8 @@ int LLVMFuzzerTestOneInput(const unsigned char *data, size_t size)
 		abort();
 	snprintf(fz_rec.cpu[0].path, sizeof(fz_rec.cpu[0].path), "cpu0.raw");
 	fz_rec.cpu[0].present = true;
+	fz_rec.cpu[0].fd = -1;
+	trace_seq_init(&o.s);
 
 	rbt_fuzz_catch = &env;
 	if (!setjmp(env)) {
@@ -167,18 +169,26 @@ int LLVMFuzzerTestOneInput(const unsigned char *data, size_t size)
 		fz_page[1] = 1000 >> 8;
 		memcpy(fz_page + 8, &len, 4);
 		memcpy(fz_page + PG_HDR_SIZE, fz_events, len);
-		load_page(&fz_rec, 0, 0, fz_page, &fz_walk, true);
-		for (k = 0; k < fz_rec.cpu[0].nr_ev; k++)
-			fz_check_fields(&fz_rec, &fz_rec.cpu[0].ev[k]);
-		check_rec(&fz_rec);
+		/* the fields of every event, and the event printed */
+		cpu_open(&fz_rec, 0, fz_page, 1);
+		rbt_start(&fz_rec, NULL);
+		while ((e = rbt_next_event(&fz_rec, &cpu))) {
+			fz_check_fields(&fz_rec, e);
+			report_event(&fz_rec, &o, e, cpu);
+		}
+		/* then the checks, from the start */
+		rbt_close_cpus(&fz_rec);
+		fz_rec.check = true;
+		cpu_open(&fz_rec, 0, fz_page, 1);
+		rbt_start(&fz_rec, NULL);
+		check_rec(&fz_rec, true, false);
 	}
 	rbt_fuzz_catch = NULL;
+	trace_seq_destroy(&o.s);
 
 	free(fz_page);
 	fz_page = NULL;
-	free(fz_walk.ev);
-	memset(&fz_walk, 0, sizeof(fz_walk));
-	rec_free(&fz_rec);
+	rbt_close(&fz_rec);
 	free(fz_hp);
 	free(fz_fmt);
 	return 0;

@@ -8,8 +8,8 @@
  * input is read as whole sub-buffers, one after the other; the bytes
  * after the last whole one, if any, choose the layout: bits 0-1 of the
  * first of them give the number of CPUs minus one (the pages are shared
- * between the CPUs in order), bit 2 keeps the payloads as "rbtrace report"
- * does.
+ * between the CPUs in order), bit 2 prints the events as "rbtrace report
+ * -l --ts-diff" does instead of checking them.
  *
  * rbtrace.c is built into this file with RBTRACE_FUZZ: its main() is left
  * out and its bad-input exits come back here through rbt_fuzz_catch.
@@ -45,16 +45,15 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 }
 
 static struct rbt_rec fz_rec;
-static struct walk fz_walk;
-static unsigned char *fz_page;
 
 int LLVMFuzzerTestOneInput(const unsigned char *data, size_t size)
 {
 	unsigned int subbuf = fz_base.subbuf;
-	size_t nr_pages = size / subbuf, k;
-	unsigned int pno[FZ_MAX_CPUS] = { 0 };
+	size_t nr_pages = size / subbuf, k, first;
 	bool keep = false;
 	size_t nr_cpus = 1;
+	const struct rbt_event *e;
+	struct report_opts o = { .lat = true, .ts_diff = true };
 	jmp_buf env;
 	int cpu;
 
@@ -66,36 +65,45 @@ int LLVMFuzzerTestOneInput(const unsigned char *data, size_t size)
 		nr_cpus = nr_pages ? nr_pages : 1;
 
 	fz_rec = fz_base;
+	fz_rec.check = !keep;
 	fz_rec.nr_cpus = nr_cpus;
 	fz_rec.cpu = calloc(nr_cpus, sizeof(*fz_rec.cpu));
-	fz_page = malloc(subbuf);
-	if (!fz_rec.cpu || !fz_page)
+	if (!fz_rec.cpu)
 		abort();
 	for (cpu = 0; cpu < nr_cpus; cpu++) {
 		snprintf(fz_rec.cpu[cpu].path, sizeof(fz_rec.cpu[cpu].path),
 			 "cpu%d.raw", cpu);
 		fz_rec.cpu[cpu].present = true;
+		fz_rec.cpu[cpu].fd = -1;
 	}
 
 	rbt_fuzz_catch = &env;
+	trace_seq_init(&o.s);
 	if (!setjmp(env)) {
-		for (k = 0; k < nr_pages; k++) {
-			cpu = k * nr_cpus / nr_pages;
-			/* a page of its own, for the sanitizers */
-			memcpy(fz_page, data + k * subbuf, subbuf);
-			load_page(&fz_rec, cpu, pno[cpu]++, fz_page, &fz_walk,
-				  keep);
+		/* page k is CPU k * nr_cpus / nr_pages's, in order */
+		for (cpu = 0, first = 0; cpu < nr_cpus; cpu++) {
+			for (k = first; k < nr_pages &&
+			     k * nr_cpus / nr_pages == cpu; k++)
+				;
+			cpu_open(&fz_rec, cpu, data + first * subbuf,
+				 k - first);
+			first = k;
 		}
-		check_rec(&fz_rec);
+		rbt_start(&fz_rec, NULL);
+		if (keep) {
+			/* the payloads printed as "rbtrace report -l" does */
+			while ((e = rbt_next_event(&fz_rec, &cpu)))
+				report_event(&fz_rec, &o, e, cpu);
+		} else {
+			check_rec(&fz_rec, true, false);
+		}
 	}
 	rbt_fuzz_catch = NULL;
+	trace_seq_destroy(&o.s);
 
-	free(fz_page);
-	free(fz_walk.ev);
-	memset(&fz_walk, 0, sizeof(fz_walk));
 	/* the formats stay for the next input */
 	fz_rec.tep = NULL;
 	fz_rec.kb = NULL;
-	rec_free(&fz_rec);
+	rbt_close(&fz_rec);
 	return 0;
 }
