@@ -146,7 +146,19 @@ ktap_test_result $ok "A: saved_cmdlines root-only, \"PID COMM\" lines, no pid tw
 # ---- B
 ok=1
 "$RBTRACE" report "$t/rec" 2>"$t/report.err" |
-	awk '$2 ~ /^\[[0-9]+\]$/ { n++; if ($1 != 0) print $1 }
+	awk '# "COMM-PID [CPU] TIME: sample: ...", COMM perhaps with spaces
+	     / sample: / {
+		for (i = 2; i <= NF; i++)
+			if ($i ~ /^\[[0-9]+\]$/)
+				break
+		if (i > NF)
+			next
+		n++
+		p = $(i - 1)
+		sub(/.*-/, "", p)
+		if (p != 0)
+			print p
+	     }
 	     END { print n + 0 >"'"$t/events"'" }' | sort -u >"$t/pids"
 events=$(cat "$t/events")
 sed 's/^/# report: /' "$t/report.err" | head -n 3
