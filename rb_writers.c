@@ -318,27 +318,33 @@ static DEFINE_PER_CPU(unsigned long, rbn_reserved);
  * to a new task. The idle tasks (pid 0) are not saved: tools name them
  * "<idle>".
  *
- * A writer saves its task after its event, in any context. The table's
- * lock is an arch spinlock, held with interrupts off: on its own CPU only
- * an NMI can come while it is held, so a writer outside NMI may wait for
- * it: the holder is on another CPU, and the queued lock is fair, so the
- * wait is at most one critical section (one scan of cmdlines_size
- * entries) per other CPU. It does wait, so that a task that writes one
- * event only is named as well (ftrace only tries, and may miss it). A
- * writer in NMI context only tries it and, when it is held (perhaps by
- * the very context it interrupted), saves nothing: its next event tries
- * again. A writer that runs inside the locked section of its own CPU (a
- * kprobe or an NMI there) saves nothing either (rbn_cmd_busy): queued
- * behind its own CPU's waiter it would never get the lock. Nothing
- * sleeps, on PREEMPT_RT either (softirqs run in tasks there, the
- * generator's hrtimers in hard interrupt context: both wait as above).
+ * An entry is found from its pid by a map of the pid's low 15 bits (the
+ * default pid_max) to the entry, so a save costs the same whatever
+ * cmdlines_size is. Two pids with the same low 15 bits share one entry:
+ * the one saved last holds it, as in ftrace's map.
  *
- * The table is scanned for the pid under the lock, and only when the
- * CPU's last saved task is not the current one: per CPU the pid, comm and
- * entry of the task saved last are kept, and a writer whose task is that
- * one, with the same comm, still in that entry, touches no shared line.
- * Interrupts keep the task they interrupted as current, so nested writers
- * mostly take that path; a task switch costs one save on the next event.
+ * A writer saves its task after its event, in any context. The table's
+ * lock is an arch spinlock, held with interrupts off for a few stores
+ * only: no critical section scans the table. A writer only tries it,
+ * RBN_CMD_TRIES times outside NMI and once in NMI context (where the
+ * holder may be the context it interrupted), and when it cannot take it
+ * saves nothing: its CPU's cache (below) is left as it was, so its next
+ * event tries again. A writer that runs inside the locked section of its
+ * own CPU (a kprobe or an NMI there) does not try at all (rbn_cmd_busy).
+ * Nothing waits without bound and nothing sleeps, on PREEMPT_RT either
+ * (softirqs run in tasks there, the generator's hrtimers in hard
+ * interrupt context). The saved_cmdlines file, in task context, waits for
+ * the lock, one entry at a time.
+ *
+ * Each entry has a generation, changed under the lock by every write of
+ * it. Per CPU the pid, comm, entry and generation of the task saved last
+ * are kept, and a writer whose task is that one, with the same comm,
+ * while the entry's generation is still the one it saved, touches no
+ * shared line. Any other CPU's write of the entry since (the same task
+ * moved there and renamed, or another task given the entry) changes the
+ * generation, and the next event saves again. Interrupts keep the task
+ * they interrupted as current, so nested writers mostly take that path;
+ * a task switch costs one save on the next event.
  *
  * The file copies each entry under the lock, so a comm is never read
  * half-written by a writer of the table. A task's comm that changes while
@@ -349,6 +355,10 @@ static DEFINE_PER_CPU(unsigned long, rbn_reserved);
 
 #define RBN_CMDLINES_MIN	16U
 #define RBN_CMDLINES_MAX	1024U
+/* The map: entry + 1 (0: none) of each value of a pid's low 15 bits. */
+#define RBN_CMD_MAP_SIZE	32768U
+/* Tries of the table's lock outside NMI context. */
+#define RBN_CMD_TRIES		64
 
 static unsigned int cmdlines_size = 128;
 module_param(cmdlines_size, uint, 0444);
@@ -356,18 +366,22 @@ MODULE_PARM_DESC(cmdlines_size, "Entries of saved_cmdlines, the last tasks the w
 
 /**
  * struct rbn_cmdlines - the tasks the writers ran in
- * @lock:	held with interrupts off; only tried in NMI context; the
- *		saved_cmdlines file takes it for one entry at a time
+ * @lock:	held with interrupts off, for a few stores; writers only try
+ *		it; the saved_cmdlines file takes it for one entry at a time
  * @nr:		entries (cmdlines_size)
  * @next:	the entry the next new task takes: the oldest one
+ * @map:	entry + 1 of a pid's low 15 bits, 0 for none
  * @pids:	pid of each entry, 0 while unused
+ * @gens:	generation of each entry, changed by every write of it
  * @comms:	comm of each entry, NUL-terminated
  */
 struct rbn_cmdlines {
 	arch_spinlock_t lock;
 	unsigned int nr;
 	unsigned int next;
+	u16 *map;
 	pid_t *pids;
+	unsigned int *gens;
 	char (*comms)[TASK_COMM_LEN];
 };
 
@@ -378,34 +392,42 @@ static struct rbn_cmdlines *rbn_cmd;
  * struct rbn_cmd_last - the task a CPU's writers saved last
  * @pid:	its pid, 0 for none
  * @idx:	its entry in the table
+ * @gen:	the entry's generation after that save
  * @comm:	its comm as saved
  */
 struct rbn_cmd_last {
 	pid_t pid;
 	unsigned int idx;
+	unsigned int gen;
 	char comm[TASK_COMM_LEN];
 };
 
 static DEFINE_PER_CPU(struct rbn_cmd_last, rbn_cmd_last);
 
-/* Set while this CPU waits for or holds the table's lock. */
+/* Set while this CPU tries or holds the table's lock. */
 static DEFINE_PER_CPU(int, rbn_cmd_busy);
 
 /*
- * Take the table's lock with interrupts off, or return false: in NMI
- * context when it is held, and inside this CPU's own locked section.
+ * Take the table's lock with interrupts off, or return false: when it
+ * stays held through @tries tries, and inside this CPU's own locked
+ * section. @tries 0: wait for it (task context only).
  */
-static __always_inline bool rbn_cmd_lock(struct rbn_cmdlines *c,
+static __always_inline bool rbn_cmd_lock(struct rbn_cmdlines *c, int tries,
 					 unsigned long *flags)
 {
 	raw_local_irq_save(*flags);
 	if (this_cpu_read(rbn_cmd_busy))
 		goto fail;
 	this_cpu_write(rbn_cmd_busy, 1);
-	if (!in_nmi())
+	if (!tries) {
 		arch_spin_lock(&c->lock);
-	else if (!arch_spin_trylock(&c->lock))
-		goto fail_busy;
+		return true;
+	}
+	while (!arch_spin_trylock(&c->lock)) {
+		if (!--tries)
+			goto fail_busy;
+		cpu_relax();
+	}
 	return true;
 
 fail_busy:
@@ -428,31 +450,43 @@ static noinline void notrace rbn_cmdline_save(struct rbn_cmdlines *c,
 					      struct task_struct *tsk)
 {
 	struct rbn_cmd_last *last = this_cpu_ptr(&rbn_cmd_last);
+	unsigned int slot, i, gen;
 	char comm[TASK_COMM_LEN];
 	pid_t pid = tsk->pid;
 	unsigned long flags;
-	unsigned int i;
+	pid_t old;
 
 	/* A racing set_task_comm() is harmless: saved again next time. */
 	data_race(memcpy(comm, tsk->comm, sizeof(comm)));
 	comm[TASK_COMM_LEN - 1] = '\0';
+	slot = (unsigned int)pid & (RBN_CMD_MAP_SIZE - 1);
 
-	if (!rbn_cmd_lock(c, &flags))
+	if (!rbn_cmd_lock(c, in_nmi() ? 1 : RBN_CMD_TRIES, &flags))
 		return;
-	for (i = 0; i < c->nr; i++)
-		if (c->pids[i] == pid)
-			break;
-	if (i == c->nr) {
+	i = c->map[slot];
+	if (i) {
+		/* This pid's entry, or that of a pid with its low bits. */
+		i--;
+	} else {
+		/* The oldest entry, taken from the pid that held it. */
 		i = c->next;
 		c->next = i + 1 < c->nr ? i + 1 : 0;
-		WRITE_ONCE(c->pids[i], pid);
+		old = c->pids[i];
+		if (old)
+			c->map[(unsigned int)old & (RBN_CMD_MAP_SIZE - 1)] = 0;
+		c->map[slot] = i + 1;
 	}
+	c->pids[i] = pid;
 	memcpy(c->comms[i], comm, sizeof(comm));
+	gen = c->gens[i] + 1;
+	/* Read without the lock by the writers' check of their cache. */
+	WRITE_ONCE(c->gens[i], gen);
 	rbn_cmd_unlock(c, flags);
 
 	/* An interrupt rewriting it here is of the same task. */
 	last->pid = pid;
 	last->idx = i;
+	last->gen = gen;
 	memcpy(last->comm, comm, sizeof(comm));
 }
 
@@ -470,7 +504,7 @@ static __always_inline void rbn_cmdline_note(void)
 		return;
 	last = this_cpu_ptr(&rbn_cmd_last);
 	if (likely(last->pid == tsk->pid &&
-		   READ_ONCE(c->pids[last->idx]) == tsk->pid)) {
+		   READ_ONCE(c->gens[last->idx]) == last->gen)) {
 		/* A racing set_task_comm() only makes it save again. */
 		if (likely(!data_race(memcmp(last->comm, tsk->comm,
 					     TASK_COMM_LEN - 1))))
@@ -488,8 +522,8 @@ static int rbn_cmdlines_show(struct seq_file *m, void *v)
 	pid_t pid;
 
 	for (i = 0; i < c->nr; i++) {
-		/* Not in NMI context, nor inside a locked section: waits. */
-		if (!rbn_cmd_lock(c, &flags))
+		/* Task context, not inside a locked section: waits. */
+		if (!rbn_cmd_lock(c, 0, &flags))
 			continue;
 		pid = c->pids[i];
 		memcpy(comm, c->comms[i], sizeof(comm));
@@ -515,6 +549,16 @@ static const struct file_operations rbn_cmdlines_fops = {
 	.release	= single_release,
 };
 
+/* Free @c and whatever of its arrays was allocated. */
+static void rbn_cmdlines_release(struct rbn_cmdlines *c)
+{
+	kvfree(c->map);
+	kfree(c->pids);
+	kfree(c->gens);
+	kfree(c->comms);
+	kfree(c);
+}
+
 /**
  * rbn_cmdlines_init - allocate the table of task names
  *
@@ -535,12 +579,12 @@ int rbn_cmdlines_init(void)
 	c = kzalloc(sizeof(*c), GFP_KERNEL);
 	if (!c)
 		return -ENOMEM;
+	c->map = kvcalloc(RBN_CMD_MAP_SIZE, sizeof(*c->map), GFP_KERNEL);
 	c->pids = kcalloc(nr, sizeof(*c->pids), GFP_KERNEL);
+	c->gens = kcalloc(nr, sizeof(*c->gens), GFP_KERNEL);
 	c->comms = kcalloc(nr, sizeof(*c->comms), GFP_KERNEL);
-	if (!c->pids || !c->comms) {
-		kfree(c->pids);
-		kfree(c->comms);
-		kfree(c);
+	if (!c->map || !c->pids || !c->gens || !c->comms) {
+		rbn_cmdlines_release(c);
 		return -ENOMEM;
 	}
 	c->lock = (arch_spinlock_t)__ARCH_SPIN_LOCK_UNLOCKED;
@@ -560,11 +604,8 @@ void rbn_cmdlines_free(void)
 	struct rbn_cmdlines *c = rbn_cmd;
 
 	rbn_cmd = NULL;
-	if (!c)
-		return;
-	kfree(c->pids);
-	kfree(c->comms);
-	kfree(c);
+	if (c)
+		rbn_cmdlines_release(c);
 }
 
 /* ------------------------------------------------------------------ */

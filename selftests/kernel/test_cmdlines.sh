@@ -31,6 +31,11 @@
 #     itself rbn_r2 and reads on, without a fork or a sleep between (so
 #     that no other task writes on its CPU in between, and the CPU's
 #     cached last task is that pid): it is named rbn_r2.
+#  H. With the kprobe the only source, a task pinned to CPU 0 reads as
+#     rbn_x1; moved to CPU 1 it renames itself rbn_x2 and reads; moved
+#     back to CPU 0 it renames itself rbn_x1 again and reads: it is named
+#     rbn_x1 (CPU 0's cached last task has that pid and that comm, but
+#     CPU 1 wrote its entry since). Needs two CPUs and taskset.
 
 # shellcheck source-path=SCRIPTDIR
 . "$(dirname "$0")/ktap_helpers.sh"
@@ -41,7 +46,7 @@ t=$rbn_tmp
 secs=$(rbn_secs 4)
 
 ktap_print_header
-ktap_set_plan 7
+ktap_set_plan 8
 
 fail_all()
 {
@@ -49,7 +54,8 @@ fail_all()
 	for c in "A: saved_cmdlines well formed" "B: every pid named" \
 		 "C: live tasks named as /proc shows" "D: the workers named" \
 		 "E: a table of 16 keeps the last tasks" \
-		 "F: cmdlines_size range" "G: renamed between two events"; do
+		 "F: cmdlines_size range" "G: renamed between two events" \
+		 "H: renamed back on the CPU that saved the old name"; do
 		ktap_test_fail "$c (module not loaded)"
 	done
 	ktap_finished
@@ -243,6 +249,38 @@ if rbn_load cmdlines_size=16 sources=; then
 	wr=$!
 	wait $wr
 	renamed=$(awk -v p="$wr" '$1 == p { print $2 }' "$rbn_dir/saved_cmdlines")
+	# H: builtins only in the task; the mover runs on CPU 1 (it writes
+	# no event on CPU 0 between the task's reads there)
+	if [ "$(rbn_cpus | wc -l)" -ge 2 ] && command -v taskset >/dev/null; then
+		rm -f "$t"/h[1-4]
+		# shellcheck disable=SC2016 # expanded by the inner shell
+		taskset -c 0 sh -c 'printf rbn_x1 >/proc/self/comm
+			i=0; while [ $i -lt 20 ]; do read -r l </proc/version; i=$((i + 1)); done
+			: >"$1/h1"; until [ -e "$1/h2" ]; do :; done
+			printf rbn_x2 >/proc/self/comm
+			i=0; while [ $i -lt 20 ]; do read -r l </proc/version; i=$((i + 1)); done
+			: >"$1/h3"; until [ -e "$1/h4" ]; do :; done
+			printf rbn_x1 >/proc/self/comm
+			i=0; while [ $i -lt 20 ]; do read -r l </proc/version; i=$((i + 1)); done' sh "$t" &
+		wx=$!
+		# shellcheck disable=SC2016 # expanded by the inner shell
+		taskset -c 1 sh -c 'n=0
+			until [ -e "$1/h1" ] || [ $n -ge 3000 ]; do sleep 0.01; n=$((n + 1)); done
+			taskset -p 2 "$2" >/dev/null && : >"$1/h2"
+			until [ -e "$1/h3" ] || [ $n -ge 6000 ]; do sleep 0.01; n=$((n + 1)); done
+			taskset -p 1 "$2" >/dev/null && : >"$1/h4"' sh "$t" "$wx"
+		moved=0
+		for f in h1 h2 h3 h4; do
+			[ -e "$t/$f" ] && moved=$((moved + 1))
+		done
+		# a step that failed: let the task end
+		: >"$t/h2"
+		: >"$t/h4"
+		wait $wx
+		back=$(awk -v p="$wx" '$1 == p { print $2 }' "$rbn_dir/saved_cmdlines")
+	else
+		moved=skip
+	fi
 	i=1
 	while [ $i -le 24 ]; do
 		sh -c "printf rbn_s$i >/proc/self/comm; read -r l </proc/version" &
@@ -295,6 +333,14 @@ ktap_test_result $ok "F: cmdlines_size 15 and 1025 refused, 16 and 1024 loaded"
 ktap_print_msg "pid ${wr:-?}, renamed between two reads: \"${renamed:-}\", want \"rbn_r2\""
 [ "${renamed:-}" = rbn_r2 ]
 ktap_test_result $(($? == 0)) "G: a task renamed between two events in a row is named by its new comm"
+
+if [ "${moved:-}" = skip ]; then
+	ktap_test_skip "H: renamed back on the CPU that saved the old name" "needs two CPUs and taskset"
+else
+	ktap_print_msg "pid ${wx:-?}, CPU 0 as rbn_x1, CPU 1 as rbn_x2, CPU 0 as rbn_x1: \"${back:-}\", want \"rbn_x1\" (${moved:-0} of 4 steps)"
+	[ "${moved:-}" = 4 ] && [ "${back:-}" = rbn_x1 ]
+	ktap_test_result $(($? == 0)) "H: a task renamed back on the CPU that saved its old name is named by it"
+fi
 
 rbn_unload || ktap_print_msg "$rbn_err"
 ktap_finished
