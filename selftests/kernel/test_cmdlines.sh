@@ -71,7 +71,10 @@ wellformed()
 		END { printf "bad=%d dup=%d lines=%d over=%d\n", bad, dup, n, (n > max) }' "$1"
 }
 
-rbn_load cmdlines_size=1024 sources= || fail_all "$rbn_err"
+# The task writers at a tenth of their time (50 us of every 500): they
+# are named as well, and rbtrace report (B) reads a tenth of their events.
+rbn_load cmdlines_size=1024 gen_task_busy_us=50 gen_task_idle_us=450 \
+	sources= || fail_all "$rbn_err"
 
 # ---- the recording ---------------------------------------------------------
 
