@@ -572,7 +572,11 @@ VM_RUNS		= '@vm RUN_TIMEOUT=$(VM_TIMEOUT) RBN_QUICK=$(RBN_QUICK) \
 		  VM_JOBS=$(VM_JOBS) VM_CPUS=$(VM_CPUS) VM_TIMEOUT=$(VM_TIMEOUT) \
 		  bash scripts/vm-check.sh --ktap $(KERNELS)'
 VM_DEBUG_TIMEOUT ?= 5400
+# Seconds per script on the debug kernels (run.sh's default is 900: a
+# loaded machine slows KASAN and lockdep under emulation even more).
+VM_DEBUG_TEST_TIMEOUT ?= 1800
 VM_DEBUG_START	= RBN_QUICK=$(RBN_QUICK) VM_CPUS=$(VM_CPUS) \
+		  RBN_TEST_TIMEOUT=$(VM_DEBUG_TEST_TIMEOUT) \
 		  VM_TIMEOUT=$(VM_DEBUG_TIMEOUT) bash scripts/vm-check.sh \
 		  --background $(CHECK_DEBUG_KERNELS)
 VM_DEBUG_RUNS	= $(if $(strip $(CHECK_DEBUG_KERNELS)),'@vm-debug \

@@ -25,11 +25,12 @@
 # more, each console is shown when its run is over), VM_CPUS (default 2),
 # VM_TIMEOUT (seconds per kernel, default vm.sh's), VM_ARGS (more
 # scripts/vm.sh options); RBN_QUICK,
-# RBN_TEST_TIMEOUT, RBN_KEEP, RBN_MIN_EVENTS, RBN_NMI_ROUNDS and
-# RBN_FAULT_ORDERS are passed on to the runner in the guest. On a debug
-# kernel of scripts/debug-kernel.sh, RBN_MIN_EVENTS is
-# RBN_MIN_EVENTS_DEBUG (default 150000) and RBN_NMI_ROUNDS is
-# RBN_NMI_ROUNDS_DEBUG (default 8) unless set.
+# RBN_TEST_TIMEOUT, RBN_KEEP, RBN_MIN_EVENTS, RBN_NMI_ROUNDS,
+# RBN_FAULT_ORDERS and RBN_SNAPSHOTS are passed on to the runner in the
+# guest. On a debug kernel of scripts/debug-kernel.sh, RBN_MIN_EVENTS is
+# RBN_MIN_EVENTS_DEBUG (default 150000), RBN_NMI_ROUNDS is
+# RBN_NMI_ROUNDS_DEBUG (default 8) and RBN_SNAPSHOTS is
+# RBN_SNAPSHOTS_DEBUG (default 8) unless set.
 
 set -eu
 
@@ -59,17 +60,21 @@ run_kernel() {
 	*) knobs+=(RBN_REQUIRE_TESTONLY=1) ;;
 	esac
 	for v in RBN_QUICK RBN_TEST_TIMEOUT RBN_KEEP RBN_MIN_EVENTS \
-		RBN_NMI_ROUNDS RBN_FAULT_ORDERS; do
+		RBN_NMI_ROUNDS RBN_FAULT_ORDERS RBN_SNAPSHOTS; do
 		[ -n "${!v:-}" ] && knobs+=("$v=${!v}")
 	done
 	# KASAN, lockdep and KCSAN slow every write down several times:
-	# test_nesting's event count is for a production kernel, and a
-	# load/unload round of test_nmi takes 10 s there.
+	# test_nesting's event count is for a production kernel, a
+	# load/unload round of test_nmi takes 10 s there, and each of
+	# test_snapshot's snapshots 15 s (checked, and half of them read
+	# through the snapshot file's text).
 	if bash "$ROOT/scripts/debug-kernel.sh" is-debug "$k"; then
 		[ -n "${RBN_MIN_EVENTS:-}" ] ||
 			knobs+=("RBN_MIN_EVENTS=${RBN_MIN_EVENTS_DEBUG:-150000}")
 		[ -n "${RBN_NMI_ROUNDS:-}" ] ||
 			knobs+=("RBN_NMI_ROUNDS=${RBN_NMI_ROUNDS_DEBUG:-8}")
+		[ -n "${RBN_SNAPSHOTS:-}" ] ||
+			knobs+=("RBN_SNAPSHOTS=${RBN_SNAPSHOTS_DEBUG:-8}")
 	fi
 	rm -rf "$out"
 	# The runner's knobs reach the guest through env(1) in the command.
