@@ -320,8 +320,9 @@ static DEFINE_PER_CPU(unsigned long, rbn_reserved);
  *
  * An entry is found from its pid by a map of the pid's low 15 bits (the
  * default pid_max) to the entry, so a save costs the same whatever
- * cmdlines_size is. Two pids with the same low 15 bits share one entry:
- * the one saved last holds it, as in ftrace's map.
+ * cmdlines_size is. Of two pids with the same low 15 bits only the one
+ * saved last is in the table (the other one's entry is emptied, and the
+ * new one takes the oldest entry), as in ftrace's map.
  *
  * A writer saves its task after its event, in any context. The table's
  * lock is an arch spinlock, held with interrupts off for a few stores
@@ -344,7 +345,10 @@ static DEFINE_PER_CPU(unsigned long, rbn_reserved);
  * moved there and renamed, or another task given the entry) changes the
  * generation, and the next event saves again. Interrupts keep the task
  * they interrupted as current, so nested writers mostly take that path;
- * a task switch costs one save on the next event.
+ * a task switch costs one save on the next event, and so does a task's
+ * move to another CPU. The cache is written under the lock too, so that
+ * an interrupt's save never leaves it half of one save and half of
+ * another.
  *
  * The file copies each entry under the lock, so a comm is never read
  * half-written by a writer of the table. A task's comm that changes while
@@ -445,6 +449,14 @@ static __always_inline void rbn_cmd_unlock(struct rbn_cmdlines *c,
 	raw_local_irq_restore(flags);
 }
 
+/* Empty entry @i of the table, the lock held; its map slot is free. */
+static void rbn_cmdline_clear(struct rbn_cmdlines *c, unsigned int i)
+{
+	WRITE_ONCE(c->pids[i], 0);
+	c->comms[i][0] = '\0';
+	WRITE_ONCE(c->gens[i], c->gens[i] + 1);
+}
+
 /* Save @tsk's pid and comm in the table; preemption is off. */
 static noinline void notrace rbn_cmdline_save(struct rbn_cmdlines *c,
 					      struct task_struct *tsk)
@@ -464,8 +476,16 @@ static noinline void notrace rbn_cmdline_save(struct rbn_cmdlines *c,
 	if (!rbn_cmd_lock(c, in_nmi() ? 1 : RBN_CMD_TRIES, &flags))
 		return;
 	i = c->map[slot];
+	if (i && c->pids[i - 1] != pid) {
+		/*
+		 * A pid with the same low bits holds the map's slot: it leaves
+		 * the table (an empty entry, skipped by the file), so that no
+		 * pid has two entries, and this one takes the oldest.
+		 */
+		rbn_cmdline_clear(c, i - 1);
+		i = 0;
+	}
 	if (i) {
-		/* This pid's entry, or that of a pid with its low bits. */
 		i--;
 	} else {
 		/* The oldest entry, taken from the pid that held it. */
@@ -476,18 +496,22 @@ static noinline void notrace rbn_cmdline_save(struct rbn_cmdlines *c,
 			c->map[(unsigned int)old & (RBN_CMD_MAP_SIZE - 1)] = 0;
 		c->map[slot] = i + 1;
 	}
-	c->pids[i] = pid;
+	/* Both read without the lock by the writers' check of their cache. */
+	WRITE_ONCE(c->pids[i], pid);
 	memcpy(c->comms[i], comm, sizeof(comm));
 	gen = c->gens[i] + 1;
-	/* Read without the lock by the writers' check of their cache. */
 	WRITE_ONCE(c->gens[i], gen);
-	rbn_cmd_unlock(c, flags);
 
-	/* An interrupt rewriting it here is of the same task. */
+	/*
+	 * Still with interrupts off: an interrupt of this CPU that saves
+	 * in between would otherwise find the cache half of its own save
+	 * and half of this one.
+	 */
 	last->pid = pid;
 	last->idx = i;
 	last->gen = gen;
 	memcpy(last->comm, comm, sizeof(comm));
+	rbn_cmd_unlock(c, flags);
 }
 
 /*
@@ -504,7 +528,8 @@ static __always_inline void rbn_cmdline_note(void)
 		return;
 	last = this_cpu_ptr(&rbn_cmd_last);
 	if (likely(last->pid == tsk->pid &&
-		   READ_ONCE(c->gens[last->idx]) == last->gen)) {
+		   READ_ONCE(c->gens[last->idx]) == last->gen &&
+		   READ_ONCE(c->pids[last->idx]) == tsk->pid)) {
 		/* A racing set_task_comm() only makes it save again. */
 		if (likely(!data_race(memcmp(last->comm, tsk->comm,
 					     TASK_COMM_LEN - 1))))
