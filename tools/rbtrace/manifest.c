@@ -672,6 +672,25 @@ static int man_fail(const char *cmd, unsigned int line, const char *fmt, ...)
 	return RBT_EXIT_INPUT;
 }
 
+/*
+ * The entry of CPU @cpu (man_key_cpu() of @key), or NULL, said, when it
+ * is no CPU number or a CPU that "cpus:" does not list.
+ */
+static struct man_cpu *man_cpu_entry(const char *cmd, unsigned int ln,
+				     const char *key, int cpu)
+{
+	if (cpu < 0) {
+		man_fail(cmd, ln, "%s: not a CPU number below %d", key,
+			 MAN_MAX_CPUS);
+		return NULL;
+	}
+	if (!man.cpu[cpu].listed) {
+		man_fail(cmd, ln, "%s: CPU %d is not in \"cpus:\"", key, cpu);
+		return NULL;
+	}
+	return &man.cpu[cpu];
+}
+
 /* One "key: value" line (@key, @val NUL-terminated). */
 static int man_line(const char *cmd, unsigned int ln, char *key, char *val,
 		    bool *seen_format)
@@ -727,19 +746,14 @@ static int man_line(const char *cmd, unsigned int ln, char *key, char *val,
 	} else if (man_key_cpu(key, "cpu", ".bytes") != -1 ||
 		   man_key_cpu(key, "cpu", ".pages") != -1 ||
 		   man_key_cpu(key, "cpu", ".lost") != -1) {
+		/* b"y"tes, p"a"ges, "l"ost */
+		char k = key[strlen(key) - 4];
 		struct man_cpu *c;
 
 		cpu = man_key_cpu(key, "cpu", strrchr(key, '.'));
-		c = &man.cpu[cpu < 0 ? 0 : cpu];
-		/* b"y"tes, p"a"ges, "l"ost */
-		char k = key[strlen(key) - 4];
-
-		if (cpu < 0)
-			return man_fail(cmd, ln, "%s: not a CPU number below %d",
-					key, MAN_MAX_CPUS);
-		if (!c->listed)
-			return man_fail(cmd, ln, "%s: CPU %d is not in \"cpus:\"",
-					key, cpu);
+		c = man_cpu_entry(cmd, ln, key, cpu);
+		if (!c)
+			return RBT_EXIT_INPUT;
 		if (rbt_parse_uint(val, ~0ULL, &v, &why))
 			return man_fail(cmd, ln, "%s '%s': %s", key, val, why);
 		if (k == 'y') {
@@ -757,14 +771,9 @@ static int man_line(const char *cmd, unsigned int ln, char *key, char *val,
 
 		cpu = man_key_cpu(key, key[0] == 's' ? "start.stats.cpu" :
 				  "end.stats.cpu", "");
-		c = &man.cpu[cpu < 0 ? 0 : cpu];
-
-		if (cpu < 0)
-			return man_fail(cmd, ln, "%s: not a CPU number below %d",
-					key, MAN_MAX_CPUS);
-		if (!c->listed)
-			return man_fail(cmd, ln, "%s: CPU %d is not in \"cpus:\"",
-					key, cpu);
+		c = man_cpu_entry(cmd, ln, key, cpu);
+		if (!c)
+			return RBT_EXIT_INPUT;
 		if (man_parse_stats(key[0] == 's' ? &c->start : &c->end, val,
 				    &why))
 			return man_fail(cmd, ln, "%s: %s", key, why);
