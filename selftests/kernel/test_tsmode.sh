@@ -82,17 +82,6 @@ ok=0
 [ "$v" = "delta [absolute]" ] && ok=1
 ktap_test_result $ok "load with timestamp_mode=absolute, the file says so"
 
-# slow_events: ts_slow of every CPU added up
-slow_events()
-{
-	_n=0
-	for _c in $(rbn_cpus); do
-		_v=$(rbn_stat "$_c" ts_slow)
-		_n=$((_n + ${_v:-0}))
-	done
-	echo $_n
-}
-
 ktap_print_msg "all sources for $secs s in absolute mode, every 5th reserve discarded, rbtrace record splicing"
 rbn_record_start "$t/rec"
 rbn_set sources all || ktap_print_msg "$rbn_err"
@@ -100,7 +89,7 @@ sleep "$secs"
 # A writer interrupted between A and C (the slow path) is rarer on a busy
 # host: go on, up to twice as long again, until one has been.
 more=0
-while [ "$(slow_events)" = 0 ] && [ $more -lt $((2 * secs)) ]; do
+while [ "$(rbn_stat_sum ts_slow)" = 0 ] && [ $more -lt $((2 * secs)) ]; do
 	sleep 1
 	more=$((more + 1))
 done
