@@ -449,6 +449,12 @@ static __always_inline void rbn_cmd_unlock(struct rbn_cmdlines *c,
 	raw_local_irq_restore(flags);
 }
 
+/* The map's slot of @pid: its low 15 bits. */
+static __always_inline unsigned int rbn_cmd_slot(pid_t pid)
+{
+	return (unsigned int)pid & (RBN_CMD_MAP_SIZE - 1);
+}
+
 /* Empty entry @i of the table, the lock held; its map slot is free. */
 static void rbn_cmdline_clear(struct rbn_cmdlines *c, unsigned int i)
 {
@@ -471,29 +477,27 @@ static noinline void notrace rbn_cmdline_save(struct rbn_cmdlines *c,
 	/* A racing set_task_comm() is harmless: saved again next time. */
 	data_race(memcpy(comm, tsk->comm, sizeof(comm)));
 	comm[TASK_COMM_LEN - 1] = '\0';
-	slot = (unsigned int)pid & (RBN_CMD_MAP_SIZE - 1);
+	slot = rbn_cmd_slot(pid);
 
 	if (!rbn_cmd_lock(c, in_nmi() ? 1 : RBN_CMD_TRIES, &flags))
 		return;
 	i = c->map[slot];
-	if (i && c->pids[i - 1] != pid) {
-		/*
-		 * A pid with the same low bits holds the map's slot: it leaves
-		 * the table (an empty entry, skipped by the file), so that no
-		 * pid has two entries, and this one takes the oldest.
-		 */
-		rbn_cmdline_clear(c, i - 1);
-		i = 0;
-	}
-	if (i) {
+	if (i && c->pids[i - 1] == pid) {
 		i--;
 	} else {
-		/* The oldest entry, taken from the pid that held it. */
+		/*
+		 * A pid with the same low bits that holds the map's slot
+		 * leaves the table (an empty entry, skipped by the file), so
+		 * that no pid has two entries. This one takes the oldest
+		 * entry, from the pid that held it.
+		 */
+		if (i)
+			rbn_cmdline_clear(c, i - 1);
 		i = c->next;
 		c->next = i + 1 < c->nr ? i + 1 : 0;
 		old = c->pids[i];
 		if (old)
-			c->map[(unsigned int)old & (RBN_CMD_MAP_SIZE - 1)] = 0;
+			c->map[rbn_cmd_slot(old)] = 0;
 		c->map[slot] = i + 1;
 	}
 	/* Both read without the lock by the writers' check of their cache. */
